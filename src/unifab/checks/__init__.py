@@ -1,0 +1,1 @@
+"""Checks: pure functions from a fabric snapshot to findings, registered by stable id."""

@@ -1,0 +1,106 @@
+"""What every check sees: the fabric, the host↔leaf link index and the fabric's baseline."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from unifab.model import Fabric, Link, Nic, Port
+
+H = TypeVar("H", bound=Hashable)
+
+DEFAULT_ROCE_DSCP = 26  # NVIDIA's RoCE default (TOS 106), reference host-nic-roce §5.1
+
+
+@dataclass(frozen=True, slots=True)
+class NicLink:
+    """A cable from a host NIC to a switch port, with both ends resolved in the model."""
+
+    nic: Nic
+    port: Port
+    link: Link
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The fabric's intended values, taken from the majority of what its devices do.
+
+    Without an intent file the majority is the best witness of intent: one deviating device is
+    the one to fix. Every value is ``None`` when nothing in the fabric reports it.
+    """
+
+    roce_dscp: int
+    nic_roce_prio: int | None
+    nic_pfc: frozenset[int] | None
+    nic_mtu: int | None
+    switch_roce_tc: int | None
+    switch_pfc: frozenset[int] | None
+    switch_mtu: int | None
+    roce_wred_profile: str | None
+
+    @property
+    def pfc(self) -> frozenset[int] | None:
+        """Lossless priorities both sides should enable (the NICs' majority breaks a fleet-wide tie)."""
+        return self.nic_pfc if self.nic_pfc is not None else self.switch_pfc
+
+
+def majority(values: Iterable[H | None]) -> H | None:
+    """Most common non-None value; ties go to the value seen first (inputs are in sorted order)."""
+    counts = Counter(v for v in values if v is not None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    fabric: Fabric
+    nic_links: tuple[NicLink, ...]
+    baseline: Baseline
+
+    @classmethod
+    def build(cls, fabric: Fabric) -> CheckContext:
+        nic_links = tuple(_nic_links(fabric))
+        return cls(fabric, nic_links, _baseline(nic_links))
+
+
+def roce_dscp_of(nic: Nic, baseline: Baseline) -> int:
+    """The DSCP this NIC's RoCE traffic carries: its TOS override, else the fabric's."""
+    if nic.qos is not None and nic.qos.traffic_class is not None:
+        return nic.qos.traffic_class >> 2
+    return baseline.roce_dscp
+
+
+def _nic_links(fabric: Fabric) -> Iterable[NicLink]:
+    for link in sorted(fabric.links, key=lambda lk: lk.id):
+        for nic_end, port_end in ((link.a, link.b), (link.b, link.a)):
+            nic = fabric.nic_at(nic_end)
+            port = fabric.port_at(port_end)
+            if nic is not None and port is not None:
+                yield NicLink(nic, port, link)
+                break
+
+
+def _baseline(links: tuple[NicLink, ...]) -> Baseline:
+    nics = [lk.nic for lk in links]
+    ports = [lk.port for lk in links]
+    tclass = majority(n.qos.traffic_class for n in nics if n.qos)
+    dscp = DEFAULT_ROCE_DSCP if tclass is None else tclass >> 2
+    switch_tc = majority(p.qos.dscp_to_tc.get(dscp) for p in ports if p.qos)
+    wred = None
+    if switch_tc is not None:
+        wred = majority(
+            q.wred_profile
+            for p in ports
+            if p.qos and (q := p.qos.queues.get(p.qos.tc_to_queue.get(switch_tc, switch_tc))) and q.ecn_enabled
+        )
+    return Baseline(
+        roce_dscp=dscp,
+        nic_roce_prio=majority(n.qos.dscp2prio.get(dscp) for n in nics if n.qos and n.qos.trust == "dscp"),
+        nic_pfc=majority(n.qos.pfc_enabled for n in nics if n.qos),
+        nic_mtu=majority(n.mtu for n in nics),
+        switch_roce_tc=switch_tc,
+        switch_pfc=majority(p.qos.pfc_enabled for p in ports if p.qos),
+        switch_mtu=majority(p.mtu for p in ports),
+        roce_wred_profile=wred,
+    )

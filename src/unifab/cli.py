@@ -1,0 +1,256 @@
+"""The ``unifab`` command line: a thin layer over the library.
+
+Exit codes (stable): 0 clean, 1 findings at or above ``--fail-on``, 2 usage or input error.
+Heavy modules are imported inside the commands so ``unifab --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from unifab.model import Fabric, Finding
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+app = typer.Typer(
+    name="unifab",
+    help="One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.\n\n"
+    "Example: unifab demo",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+twin_app = typer.Typer(
+    help="Synthetic clusters in real device formats.\n\nExample: unifab twin generate --gpus 256 --out b1"
+)
+app.add_typer(twin_app, name="twin", no_args_is_help=True)
+
+
+class OutputFormat(enum.StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+class FailOn(enum.StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _fail(message: str) -> NoReturn:
+    _console(stderr=True).print(f"[bold red]unifab: error:[/] {message}", soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _load(bundle: Path, show_progress: bool) -> Fabric:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from unifab.collect.bundle import count_devices, load_bundle
+    from unifab.errors import UnifabError
+
+    console = _console(stderr=True)
+    try:
+        if not (show_progress and console.is_terminal):
+            return load_bundle(bundle)
+        with Progress(
+            TextColumn("reading {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as progress:
+            task = progress.add_task(str(bundle), total=count_devices(bundle))
+            return load_bundle(bundle, progress=lambda _phase, n: progress.advance(task, n))
+    except UnifabError as exc:
+        _fail(str(exc))
+
+
+def _exit_code(findings: list[Finding], fail_on: FailOn) -> int:
+    from unifab.model import Severity
+
+    if fail_on is FailOn.NEVER:
+        return EXIT_CLEAN
+    threshold = Severity(fail_on.value).rank
+    return EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else EXIT_CLEAN
+
+
+def _check_titles() -> dict[str, tuple[str, str]]:
+    from unifab.checks.registry import registry
+
+    return {spec.id: (spec.title, spec.why) for spec in registry().values()}
+
+
+def _write_report(path: Path, bundle: Path, fabric: Fabric, findings: list[Finding]) -> None:
+    from unifab.report.html import render_html, write_html
+
+    facts = {
+        "hosts": len(fabric.hosts),
+        "NICs": sum(len(h.nics) for h in fabric.hosts.values()),
+        "switches": len(fabric.switches),
+        "links": len(fabric.links),
+    }
+    write_html(path, render_html(str(bundle), findings, _check_titles(), facts))
+
+
+@app.command()
+def check(
+    bundle: Annotated[Path, typer.Argument(help="Bundle directory (see DESIGN: hosts/, switches/, plan/).")],
+    output: Annotated[OutputFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
+        OutputFormat.TABLE
+    ),
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at least this severe.")] = FailOn.ERROR,
+    only: Annotated[list[str] | None, typer.Option("--check", help="Run only this check id (repeatable).")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report here.")] = None,
+    limit: Annotated[int, typer.Option(help="Rows of the findings table (0 = all).")] = 50,
+) -> None:
+    """Run every check on a bundle and report the findings.
+
+    Example: unifab check ./bundle --format json --fail-on critical
+    """
+    from unifab.checks.registry import registry
+    from unifab.checks.runner import run_checks
+
+    known = registry()
+    if only:
+        unknown = [c for c in only if c not in known]
+        if unknown:
+            _fail(f"unknown check id {unknown[0]!r}; known: {', '.join(known)}")
+    fabric = _load(bundle, show_progress=output is OutputFormat.TABLE)
+    findings = run_checks(fabric, only=set(only) if only else None)
+    if output is OutputFormat.JSON:
+        from unifab.jsonify import dumps
+        from unifab.report.findings_json import document
+
+        sys.stdout.write(dumps(document(str(bundle), findings)) + "\n")
+    else:
+        from unifab.report.table import print_report
+
+        print_report(_console(), findings, {k: v[0] for k, v in _check_titles().items()}, limit or None)
+    if html is not None:
+        _write_report(html, bundle, fabric, findings)
+    raise typer.Exit(_exit_code(findings, fail_on))
+
+
+@app.command()
+def parse(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="Format name; run with --help to list them.")],
+    file: Annotated[Path, typer.Argument(help="Raw artifact (or directory, for tree formats); - for stdin.")],
+) -> None:
+    """Print one raw artifact as normalized JSON (to debug how unifab reads it).
+
+    Formats: mlnx_qos, sysfs-ecn, traffic-class, ibdev2netdev, lldpcli, sonic-config-db, sonic-qos, cabling-csv.
+
+    Example: unifab parse mlnx_qos /tmp/mlnx_qos_eth2.txt
+    """
+    from unifab.errors import ParseError
+    from unifab.jsonify import dumps
+    from unifab.parse.registry import FORMATS
+
+    spec = FORMATS.get(fmt)
+    if spec is None:
+        _fail(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    try:
+        if str(file) == "-":
+            record = spec.parser()(sys.stdin.read(), "<stdin>")
+        elif file.is_dir():
+            if not spec.tree:
+                _fail(f"{file} is a directory; format {fmt} reads a file")
+            files = {p.relative_to(file).as_posix(): p.read_text() for p in sorted(file.rglob("*")) if p.is_file()}
+            record = spec.tree_parser()(files, str(file))
+        else:
+            record = spec.parser()(file.read_text(encoding="utf-8"), str(file))
+    except ParseError as exc:
+        _fail(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{file}: cannot read: {exc}")
+    sys.stdout.write(dumps(record) + "\n")
+
+
+@twin_app.command("generate")
+def twin_generate(
+    out: Annotated[Path, typer.Option(help="New (or empty) directory for the bundle.")],
+    gpus: Annotated[int, typer.Option(help="Cluster size in GPUs (8 per host).")] = 256,
+    seed: Annotated[int, typer.Option(help="Random seed: same seed, same bundle.")] = 0,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="Misconfiguration to inject (repeatable): pfc-mismatch, dscp-lossy, ecn-off, mtu-mismatch."),
+    ] = None,
+    su_hosts: Annotated[int, typer.Option(help="Hosts per scalable unit (one leaf per rail per SU).")] = 32,
+) -> None:
+    """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
+
+    Example: unifab twin generate --gpus 1024 --out ./b1 --seed 7 --scenario pfc-mismatch --scenario ecn-off
+    """
+    from unifab.errors import UnifabError
+    from unifab.twin.generate import generate
+
+    try:
+        result = generate(out, gpus, seed, tuple(scenario or ()), su_hosts)
+    except UnifabError as exc:
+        _fail(str(exc))
+    _console().print(
+        f"wrote {result.root}: {result.hosts} hosts, {result.switches} switches, "
+        f"{len(result.truth['misconfigurations'])} injected misconfigurations"
+    )
+
+
+@app.command()
+def demo(
+    out: Annotated[
+        Path | None, typer.Option(help="Directory for the bundle and report (default: a new temp dir).")
+    ] = None,
+    gpus: Annotated[int, typer.Option(help="Cluster size in GPUs.")] = 256,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
+) -> None:
+    """Generate a twin with every v1 misconfiguration, check it, and write an HTML report.
+
+    Example: unifab demo --out ./unifab-demo
+    """
+    import tempfile
+
+    from unifab.checks.runner import run_checks
+    from unifab.errors import UnifabError
+    from unifab.report.table import print_report
+    from unifab.twin.generate import generate
+    from unifab.twin.scenarios import SCENARIOS
+
+    root = out if out is not None else Path(tempfile.mkdtemp(prefix="unifab-demo-"))
+    bundle = root / "bundle"
+    console = _console()
+    try:
+        result = generate(bundle, gpus, seed, tuple(SCENARIOS))
+    except UnifabError as exc:
+        _fail(str(exc))
+    console.print(
+        f"[bold]Twin:[/] {gpus} GPUs, {result.hosts} hosts, {result.switches} SONiC switches; "
+        f"injected {len(result.truth['misconfigurations'])} misconfigurations ({', '.join(SCENARIOS)})"
+    )
+    fabric = _load(bundle, show_progress=True)
+    findings = run_checks(fabric)
+    print_report(console, findings, {k: v[0] for k, v in _check_titles().items()}, limit=15)
+    report = root / "report.html"
+    _write_report(report, bundle, fabric, findings)
+    console.print(f"\n[bold]Bundle:[/] {bundle}\n[bold]HTML report:[/] {report}")
+    console.print(f"Next: unifab check {bundle} --format json")
+
+
+def main() -> None:
+    app()

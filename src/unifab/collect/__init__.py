@@ -1,0 +1,1 @@
+"""Where bytes come from: bundle directories today; live hosts and switches as they land."""

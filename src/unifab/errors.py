@@ -1,0 +1,45 @@
+"""The exception tree of unifab.
+
+    UnifabError                 root; every error unifab raises on purpose
+    ├── ParseError              raw artifact does not match its format (names source, line, expectation)
+    ├── BundleError             a bundle path is missing or is not a bundle
+    └── UsageError              a command was called with arguments that cannot work
+
+Bad input inside a bundle never escapes as an exception from a fabric-wide run: the collector turns
+a ``ParseError`` into an ``INPUT-UNREADABLE`` finding and carries on.
+"""
+
+from __future__ import annotations
+
+
+class UnifabError(Exception):
+    """Root of every error unifab raises on purpose."""
+
+
+class ParseError(UnifabError):
+    """A raw artifact could not be read as its format.
+
+    ``source`` is the file (or a label such as ``<stdin>``), ``line`` the 1-based line where reading
+    failed (``None`` when the format has no lines worth naming, e.g. a JSON key path), and
+    ``expected`` says what the parser wanted to see there.
+    """
+
+    def __init__(self, source: str, expected: str, line: int | None = None, key: str | None = None) -> None:
+        self.source = source
+        self.expected = expected
+        self.line = line
+        self.key = key
+        where = source
+        if line is not None:
+            where += f":{line}"
+        if key is not None:
+            where += f" [{key}]"
+        super().__init__(f"{where}: {expected}")
+
+
+class BundleError(UnifabError):
+    """The bundle directory does not exist or has none of the bundle's layout."""
+
+
+class UsageError(UnifabError):
+    """Arguments that cannot work together, or a value out of range."""

@@ -1,0 +1,1 @@
+"""Host-side formats (NIC, GPU, PCIe, LLDP)."""

@@ -1,0 +1,64 @@
+"""RoCE TOS override ``/sys/class/infiniband/<dev>/tc/<port>/traffic_class`` (MLNX_OFED mlx5_ib).
+
+Reads back empty when unset, ``Global tclass=106`` for a global override (which beats any per-QP
+TOS, NCCL_IB_TC included), and one ``dst_ip=10.0.0.0/8,tclass=96``-style line per rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unifab.errors import ParseError
+from unifab.parse._text import parse_int
+
+RULE_KEYS = ("src_ip", "dst_ip", "src_ip6", "dst_ip6")
+
+
+@dataclass(frozen=True, slots=True)
+class TclassRule:
+    match: str  # e.g. "dst_ip"
+    prefix: str  # e.g. "10.0.0.0/8"
+    tclass: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficClass:
+    global_tclass: int | None
+    rules: tuple[TclassRule, ...]
+
+    @property
+    def dscp(self) -> int | None:
+        """DSCP the override puts on every RoCE packet (``tclass >> 2``)."""
+        return None if self.global_tclass is None else self.global_tclass >> 2
+
+
+def _tclass(token: str, source: str, number: int) -> int:
+    value = parse_int(token, source, number, "a tclass 0-255")
+    if not 0 <= value <= 255:
+        raise ParseError(source, f"expected a tclass 0-255, got {value}", line=number)
+    return value
+
+
+def parse(text: str, source: str = "<input>") -> TrafficClass:
+    global_tclass: int | None = None
+    rules: list[TclassRule] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("Global tclass="):
+            global_tclass = _tclass(line.removeprefix("Global tclass="), source, number)
+            continue
+        fields = dict(part.partition("=")[::2] for part in line.split(","))
+        match = next((k for k in RULE_KEYS if k in fields), None)
+        if match is None or "tclass" not in fields:
+            raise ParseError(source, "expected 'Global tclass=N' or '<src|dst>_ip[6]=PREFIX,tclass=N'", line=number)
+        rules.append(TclassRule(match, fields[match], _tclass(fields["tclass"], source, number)))
+    return TrafficClass(global_tclass, tuple(rules))
+
+
+def render(tc: TrafficClass) -> str:
+    """The file as the driver prints it (empty when nothing is set)."""
+    lines = [] if tc.global_tclass is None else [f"Global tclass={tc.global_tclass}"]
+    lines += [f"{r.match}={r.prefix},tclass={r.tclass}" for r in tc.rules]
+    return "".join(f"{line}\n" for line in lines)

@@ -1,0 +1,1 @@
+"""Planned topology formats (cabling CSV)."""

@@ -1,0 +1,50 @@
+"""Planned cabling: ``a_node,a_port,z_node,z_port[,cable_m]`` CSV with a header row."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from unifab.errors import ParseError
+
+HEADER = ("a_node", "a_port", "z_node", "z_port")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCable:
+    a_node: str
+    a_port: str
+    z_node: str
+    z_port: str
+    cable_m: float | None
+
+
+def parse(text: str, source: str = "<input>") -> tuple[PlannedCable, ...]:
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    if header is None or tuple(h.strip() for h in header[:4]) != HEADER:
+        raise ParseError(source, f"expected header '{','.join(HEADER)}[,cable_m]'", line=1)
+    out: list[PlannedCable] = []
+    for number, row in enumerate(rows, start=2):
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if len(cells) not in (4, 5) or not all(cells[:4]):
+            raise ParseError(source, "expected 4 non-empty fields and an optional cable_m", line=number)
+        cable: float | None = None
+        if len(cells) == 5 and cells[4]:
+            try:
+                cable = float(cells[4])
+            except ValueError:
+                raise ParseError(source, f"expected cable_m in metres, got {cells[4]!r}", line=number) from None
+        out.append(PlannedCable(cells[0], cells[1], cells[2], cells[3], cable))
+    return tuple(out)
+
+
+def render(cables: tuple[PlannedCable, ...]) -> str:
+    lines = [",".join((*HEADER, "cable_m"))]
+    for c in cables:
+        cable = "" if c.cable_m is None else f"{c.cable_m:g}"
+        lines.append(f"{c.a_node},{c.a_port},{c.z_node},{c.z_port},{cable}")
+    return "\n".join(lines) + "\n"

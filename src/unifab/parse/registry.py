@@ -1,0 +1,56 @@
+"""Named formats for ``unifab parse FORMAT FILE``: each maps to a parser module imported on demand."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    name: str
+    module: str
+    summary: str
+    tree: bool = False  # accepts a directory (module has ``parse_tree(files, source)``)
+
+    def parser(self) -> Callable[[str, str], Any]:
+        parse: Callable[[str, str], Any] = importlib.import_module(self.module).parse
+        return parse
+
+    def tree_parser(self) -> Callable[[dict[str, str], str], Any]:
+        parse_tree: Callable[[dict[str, str], str], Any] = importlib.import_module(self.module).parse_tree
+        return parse_tree
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("mlnx_qos", "unifab.parse.host.mlnx_qos", "mlnx_qos -i <netdev> output"),
+        Format(
+            "sysfs-ecn",
+            "unifab.parse.host.sysfs_ecn",
+            "/sys/class/net/<if>/ecn tree (a directory, or 'path: value' lines)",
+            tree=True,
+        ),
+        Format(
+            "traffic-class",
+            "unifab.parse.host.traffic_class",
+            "/sys/class/infiniband/<dev>/tc/<p>/traffic_class",
+        ),
+        Format("ibdev2netdev", "unifab.parse.host.ibdev2netdev", "ibdev2netdev output"),
+        Format(
+            "lldpcli",
+            "unifab.parse.host.lldpcli",
+            "lldpcli show neighbors details (-f json0, json or keyvalue)",
+        ),
+        Format(
+            "sonic-config-db",
+            "unifab.parse.switch.sonic_config_db",
+            "SONiC CONFIG_DB (any shape), normalized",
+        ),
+        Format("sonic-qos", "unifab.parse.switch.sonic_qos", "SONiC CONFIG_DB resolved to per-port QoS"),
+        Format("cabling-csv", "unifab.parse.plan.cabling", "plan/cabling.csv"),
+    )
+}

@@ -1,0 +1,1 @@
+"""Switch-side formats (SONiC, Arista EOS, NVUE)."""

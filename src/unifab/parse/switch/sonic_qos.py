@@ -1,0 +1,454 @@
+"""The QoS view of every SONiC port, resolved from normalized CONFIG_DB tables.
+
+:func:`resolve` walks each table once: per-port tables are indexed by port while they are read
+(keys such as ``"Ethernet50,Ethernet52|3-4"`` are expanded to ports and indices), map tables,
+schedulers, WRED and buffer profiles are looked up by name once and cached. A binding to a name
+that does not exist, or a number that is not one, raises :class:`~unifab.errors.ParseError` whose
+``key`` is the ``TABLE|key`` that holds the bad value.
+
+``port_qos`` covers every port named in PORT, PORT_QOS_MAP (except ``global``), QUEUE, BUFFER_PG,
+BUFFER_QUEUE, BUFFER_PORT_{INGRESS,EGRESS}_PROFILE_LIST, CABLE_LENGTH and PFC_WD (except
+``GLOBAL``); a ``QUEUE|CPU|<q>`` row would therefore give a ``CPU`` entry. Only
+``dscp_to_tc_map`` falls back to ``PORT_QOS_MAP|global`` (orchagent applies only that one
+switch-wide). Schedulers and WRED profiles are resolved when a queue names them, so a malformed
+entry nobody references is not an error; the port-level ``PORT_QOS_MAP.scheduler`` is not resolved.
+
+Partial configs (a rendered ``qos.json`` without PORT, a ``buffers.json`` without maps) resolve: a
+table that is absent contributes nothing. Defaults applied: PORT ``mtu`` 9100 and ``admin_status``
+``down``, DEVICE_METADATA ``buffer_model`` ``traditional``, WRED ``ecn`` ``ecn_none`` when a profile
+is bound but has no ``ecn`` field. Scheduler ``type``/``weight`` and WRED thresholds are reported as
+configured (``None`` when absent).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from unifab.errors import ParseError
+from unifab.parse.switch import sonic_config_db
+from unifab.parse.switch.sonic_config_db import SonicConfigDb
+
+__all__ = [
+    "DEFAULT_MTU",
+    "SonicPort",
+    "SonicPortQos",
+    "SonicQueue",
+    "SonicSwitch",
+    "parse",
+    "resolve",
+]
+
+DEFAULT_MTU = 9100
+DEFAULT_ADMIN_STATUS = "down"
+DEFAULT_BUFFER_MODEL = "traditional"
+DEFAULT_ECN = "ecn_none"
+
+Fields = dict[str, str]
+Table = dict[str, Fields]
+
+# PORT_QOS_MAP field -> map table it names
+_MAP_FIELDS = (
+    ("dscp_to_tc_map", "DSCP_TO_TC_MAP"),
+    ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"),
+    ("tc_to_queue_map", "TC_TO_QUEUE_MAP"),
+    ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE"),
+)
+# Per-port tables keyed by port (list) alone; their ports get a SonicPortQos entry.
+_PORT_KEYED = ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST")
+
+
+@dataclass(frozen=True, slots=True)
+class SonicQueue:
+    index: int
+    scheduler: str | None
+    scheduler_type: str | None
+    weight: int | None
+    wred_profile: str | None
+    ecn: str | None
+    green_min_threshold: int | None
+    green_max_threshold: int | None
+    green_drop_probability: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPort:
+    name: str
+    mtu: int
+    speed_mbps: int | None
+    admin_status: str
+    fec: str | None
+    alias: str | None
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPortQos:
+    port: str
+    dscp_to_tc_map: str | None
+    dscp_to_tc: dict[int, int]
+    tc_to_pg: dict[int, int]
+    tc_to_queue: dict[int, int]
+    pfc_to_queue: dict[int, int]
+    pfc_enable: frozenset[int]
+    pfcwd_sw_enable: frozenset[int]
+    queues: dict[int, SonicQueue]
+    buffer_pg: dict[int, str]
+    buffer_queue: dict[int, str]
+    cable_length_m: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SonicSwitch:
+    hostname: str | None
+    hwsku: str | None
+    platform: str | None
+    device_type: str | None
+    buffer_model: str
+    ports: dict[str, SonicPort]
+    port_qos: dict[str, SonicPortQos]
+    buffer_profiles: dict[str, dict[str, str]]
+    buffer_pools: dict[str, dict[str, str]]
+    pfc_wd: dict[str, dict[str, str]]
+    neighbors: dict[str, tuple[str, str]]
+
+
+def parse(text: str | bytes, source: str = "<input>") -> SonicSwitch:
+    """Read CONFIG_DB JSON in any shape and resolve it (see :func:`resolve`)."""
+    return resolve(sonic_config_db.parse(text, source), source=source)
+
+
+def resolve(db: SonicConfigDb, source: str = "<input>") -> SonicSwitch:
+    """Resolve every port's QoS view; ``source`` only labels errors."""
+    return _Resolver(db.tables, source).run()
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+class _PortAcc:
+    """What the tables say about one port, collected while each table is read once."""
+
+    __slots__ = (
+        "buffer_pg",
+        "buffer_queue",
+        "cable",
+        "maps",
+        "pfc_enable",
+        "pfcwd_sw_enable",
+        "queues",
+    )
+
+    def __init__(self) -> None:
+        self.maps: dict[str, str] = {}  # PORT_QOS_MAP field -> bound map name
+        self.pfc_enable: frozenset[int] = frozenset()
+        self.pfcwd_sw_enable: frozenset[int] = frozenset()
+        self.queues: dict[int, SonicQueue] = {}
+        self.buffer_pg: dict[int, str] = {}
+        self.buffer_queue: dict[int, str] = {}
+        self.cable: int | None = None
+
+
+_EMPTY: Table = {}
+_NATURAL = re.compile(r"(\d+)")
+
+
+def _natural(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key putting Ethernet2 before Ethernet10."""
+    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _NATURAL.split(name) if p)
+
+
+class _Resolver:
+    def __init__(self, tables: dict[str, Table], source: str) -> None:
+        self.t = tables
+        self.source = source
+        self.acc: dict[str, _PortAcc] = {}
+        self._maps: dict[tuple[str, str], dict[int, int]] = {}
+        self._queue_cache: dict[tuple[int, str | None, str | None], SonicQueue] = {}
+        self._sched: dict[str, tuple[str | None, int | None]] = {}
+        self._wred: dict[str, tuple[str, int | None, int | None, int | None]] = {}
+        self._split_cache: dict[str, list[str]] = {}
+        self._range_cache: dict[str, range] = {}
+        self._prio_cache: dict[str, frozenset[int]] = {}
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _err(self, path: str, expected: str) -> ParseError:
+        return ParseError(self.source, expected, key=path)
+
+    def _uint(self, value: str, path: str, what: str) -> int:
+        if value.isdigit() and value.isascii():
+            return int(value)
+        raise self._err(path, f"{what} as a non-negative integer, got {value!r}")
+
+    def _port(self, name: str) -> _PortAcc:
+        acc = self.acc.get(name)
+        if acc is None:
+            acc = self.acc[name] = _PortAcc()
+        return acc
+
+    def _ports(self, ports: str, path: str) -> list[str]:
+        """``"Ethernet50,Ethernet52"`` -> its ports (cached: the same lists repeat across tables)."""
+        cached = self._split_cache.get(ports)
+        if cached is None:
+            cached = [p.strip() for p in ports.split(",")] if "," in ports else [ports]
+            if not all(cached):
+                raise self._err(path, f"a port name or comma-separated port list, got {ports!r}")
+            self._split_cache[ports] = cached
+        return cached
+
+    def _indices(self, text: str, path: str) -> range:
+        """``"3"`` -> 3; ``"3-4"`` -> 3, 4 (cached: a file repeats the same few)."""
+        cached = self._range_cache.get(text)
+        if cached is not None:
+            return cached
+        lo, dash, hi = text.partition("-")
+        if lo.isdigit() and lo.isascii() and (not dash or (hi.isdigit() and hi.isascii())):
+            first = int(lo)
+            last = int(hi) if dash else first
+            if first <= last:
+                cached = self._range_cache[text] = range(first, last + 1)
+                return cached
+        raise self._err(path, f"an index or ascending index range such as '3-4', got {text!r}")
+
+    def _port_index_key(self, table: str, key: str) -> tuple[list[str], range, str]:
+        path = f"{table}|{key}"
+        ports, sep, idx = key.partition("|")
+        if not sep or "|" in idx:
+            raise self._err(path, "a key '<port>|<index or range>'")
+        return self._ports(ports, path), self._indices(idx, path), path
+
+    def _prio_list(self, value: str, path: str, field: str) -> frozenset[int]:
+        """``pfc_enable``/``pfcwd_sw_enable``: ``"3,4"``; empty means none."""
+        cached = self._prio_cache.get(value)
+        if cached is None:
+            out: set[int] = set()
+            for raw in value.split(","):
+                token = raw.strip()
+                if token:
+                    out.add(self._uint(token, path, f"{field} priority"))
+            cached = self._prio_cache[value] = frozenset(out)
+        return cached
+
+    def _map(self, table: str, name: str, ref_path: str, field: str) -> dict[int, int]:
+        cached = self._maps.get((table, name))
+        if cached is not None:
+            return cached
+        rows = self.t.get(table, _EMPTY).get(name)
+        if rows is None:
+            raise self._err(ref_path, f"{field} {name!r} to name an existing {table} entry")
+        path = f"{table}|{name}"
+        out: dict[int, int] = {}
+        for k, v in rows.items():
+            out[self._uint(k, path, "map key")] = self._uint(v, path, f"map value for {k!r}")
+        resolved = dict(sorted(out.items()))
+        self._maps[(table, name)] = resolved
+        return resolved
+
+    # -- tables -------------------------------------------------------------------------------------
+
+    def _read_ports(self) -> dict[str, SonicPort]:
+        ports: dict[str, SonicPort] = {}
+        for name, f in self.t.get("PORT", _EMPTY).items():
+            path = f"PORT|{name}"
+            mtu = f.get("mtu")
+            speed = f.get("speed")
+            ports[name] = SonicPort(
+                name=name,
+                mtu=DEFAULT_MTU if mtu is None else self._uint(mtu, path, "mtu"),
+                speed_mbps=None if speed is None else self._uint(speed, path, "speed in Mb/s"),
+                admin_status=f.get("admin_status", DEFAULT_ADMIN_STATUS),
+                fec=f.get("fec"),
+                alias=f.get("alias"),
+                description=f.get("description"),
+            )
+            self._port(name)
+        return ports
+
+    def _read_port_qos_map(self) -> str | None:
+        """Bind maps and PFC lists to ports; returns the ``PORT_QOS_MAP|global`` DSCP map name."""
+        global_dscp: str | None = None
+        for key, f in self.t.get("PORT_QOS_MAP", _EMPTY).items():
+            path = f"PORT_QOS_MAP|{key}"
+            bound: dict[str, str] = {}
+            for field, table in _MAP_FIELDS:
+                name = f.get(field)
+                if name:
+                    self._map(table, name, path, field)  # fails here on a dangling name
+                    bound[field] = name
+            if key == "global":
+                global_dscp = bound.get("dscp_to_tc_map", global_dscp)
+                continue
+            pfc = f.get("pfc_enable")
+            pfc_set = None if pfc is None else self._prio_list(pfc, path, "pfc_enable")
+            wd = f.get("pfcwd_sw_enable")
+            wd_set = None if wd is None else self._prio_list(wd, path, "pfcwd_sw_enable")
+            for port in self._ports(key, path):
+                acc = self._port(port)
+                acc.maps.update(bound)
+                if pfc_set is not None:
+                    acc.pfc_enable = pfc_set
+                if wd_set is not None:
+                    acc.pfcwd_sw_enable = wd_set
+        return global_dscp
+
+    def _scheduler(self, name: str, ref_path: str) -> tuple[str | None, int | None]:
+        cached = self._sched.get(name)
+        if cached is None:
+            f = self.t.get("SCHEDULER", _EMPTY).get(name)
+            if f is None:
+                raise self._err(ref_path, f"scheduler {name!r} to name an existing SCHEDULER entry")
+            weight = f.get("weight")
+            path = f"SCHEDULER|{name}"
+            cached = (f.get("type"), None if weight is None else self._uint(weight, path, "weight"))
+            self._sched[name] = cached
+        return cached
+
+    def _wred_profile(self, name: str, ref_path: str) -> tuple[str, int | None, int | None, int | None]:
+        cached = self._wred.get(name)
+        if cached is None:
+            f = self.t.get("WRED_PROFILE", _EMPTY).get(name)
+            if f is None:
+                raise self._err(ref_path, f"wred_profile {name!r} to name an existing WRED_PROFILE entry")
+            path = f"WRED_PROFILE|{name}"
+            nums = [
+                None if (v := f.get(field)) is None else self._uint(v, path, field)
+                for field in ("green_min_threshold", "green_max_threshold", "green_drop_probability")
+            ]
+            cached = (f.get("ecn", DEFAULT_ECN), nums[0], nums[1], nums[2])
+            self._wred[name] = cached
+        return cached
+
+    def _queue(self, index: int, sched: str | None, wred: str | None, path: str) -> SonicQueue:
+        ck = (index, sched, wred)
+        q = self._queue_cache.get(ck)
+        if q is None:
+            s_type, weight = (None, None) if sched is None else self._scheduler(sched, path)
+            ecn, gmin, gmax, gprob = (None, None, None, None) if wred is None else self._wred_profile(wred, path)
+            q = SonicQueue(
+                index=index,
+                scheduler=sched,
+                scheduler_type=s_type,
+                weight=weight,
+                wred_profile=wred,
+                ecn=ecn,
+                green_min_threshold=gmin,
+                green_max_threshold=gmax,
+                green_drop_probability=gprob,
+            )
+            self._queue_cache[ck] = q
+        return q
+
+    def _read_queues(self) -> None:
+        for key, f in self.t.get("QUEUE", _EMPTY).items():
+            ports, indices, path = self._port_index_key("QUEUE", key)
+            sched = f.get("scheduler") or None
+            wred = f.get("wred_profile") or None
+            built = [self._queue(i, sched, wred, path) for i in indices]
+            for port in ports:
+                queues = self._port(port).queues
+                for q in built:
+                    queues[q.index] = q
+
+    def _read_buffer_table(self, table: str, is_pg: bool) -> None:
+        profiles = self.t.get("BUFFER_PROFILE", _EMPTY)
+        for key, f in self.t.get(table, _EMPTY).items():
+            ports, indices, path = self._port_index_key(table, key)
+            profile = f.get("profile")
+            if profile is None:
+                raise self._err(path, "a 'profile' field (a BUFFER_PROFILE name or NULL)")
+            if profile != "NULL" and profile not in profiles:
+                raise self._err(path, f"profile {profile!r} to name an existing BUFFER_PROFILE entry")
+            for port in ports:
+                acc = self._port(port)
+                target = acc.buffer_pg if is_pg else acc.buffer_queue
+                for i in indices:
+                    target[i] = profile
+
+    def _read_cable_lengths(self) -> None:
+        for name, f in self.t.get("CABLE_LENGTH", _EMPTY).items():
+            path = f"CABLE_LENGTH|{name}"
+            for ports, value in f.items():
+                digits = value[:-1] if value.endswith("m") else value
+                if not (digits.isdigit() and digits.isascii()):
+                    raise self._err(path, f"a cable length such as '40m' for {ports}, got {value!r}")
+                metres = int(digits)
+                for port in self._ports(ports, path):
+                    self._port(port).cable = metres
+
+    def _touch_port_keyed(self) -> None:
+        for table in _PORT_KEYED:
+            for key in self.t.get(table, _EMPTY):
+                for port in self._ports(key, f"{table}|{key}"):
+                    self._port(port)
+        for key in self.t.get("PFC_WD", _EMPTY):
+            if key != "GLOBAL":
+                for port in self._ports(key, f"PFC_WD|{key}"):
+                    self._port(port)
+
+    def _neighbors(self) -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        for port, f in self.t.get("DEVICE_NEIGHBOR", _EMPTY).items():
+            name = f.get("name")
+            peer_port = f.get("port")
+            if name is None or peer_port is None:
+                raise self._err(f"DEVICE_NEIGHBOR|{port}", "fields 'name' and 'port'")
+            out[port] = (name, peer_port)
+        return out
+
+    # -- assembly -----------------------------------------------------------------------------------
+
+    def run(self) -> SonicSwitch:
+        t = self.t
+        ports = self._read_ports()
+        global_dscp = self._read_port_qos_map()
+        self._read_queues()
+        self._read_buffer_table("BUFFER_PG", is_pg=True)
+        self._read_buffer_table("BUFFER_QUEUE", is_pg=False)
+        self._read_cable_lengths()
+        self._touch_port_keyed()
+
+        port_qos: dict[str, SonicPortQos] = {}
+        for name in sorted(self.acc, key=_natural):
+            acc = self.acc[name]
+            maps = acc.maps
+            dscp_name = maps.get("dscp_to_tc_map", global_dscp)
+            port_qos[name] = SonicPortQos(
+                port=name,
+                dscp_to_tc_map=dscp_name,
+                dscp_to_tc=self._bound("DSCP_TO_TC_MAP", dscp_name),
+                tc_to_pg=self._bound("TC_TO_PRIORITY_GROUP_MAP", maps.get("tc_to_pg_map")),
+                tc_to_queue=self._bound("TC_TO_QUEUE_MAP", maps.get("tc_to_queue_map")),
+                pfc_to_queue=self._bound("MAP_PFC_PRIORITY_TO_QUEUE", maps.get("pfc_to_queue_map")),
+                pfc_enable=acc.pfc_enable,
+                pfcwd_sw_enable=acc.pfcwd_sw_enable,
+                queues=dict(sorted(acc.queues.items())),
+                buffer_pg=dict(sorted(acc.buffer_pg.items())),
+                buffer_queue=dict(sorted(acc.buffer_queue.items())),
+                cable_length_m=acc.cable,
+            )
+
+        meta = t.get("DEVICE_METADATA", _EMPTY).get("localhost", {})
+        return SonicSwitch(
+            hostname=meta.get("hostname"),
+            hwsku=meta.get("hwsku"),
+            platform=meta.get("platform"),
+            device_type=meta.get("type"),
+            buffer_model=meta.get("buffer_model") or DEFAULT_BUFFER_MODEL,
+            ports={name: ports[name] for name in sorted(ports, key=_natural)},
+            port_qos=port_qos,
+            buffer_profiles=_copy(t.get("BUFFER_PROFILE", _EMPTY)),
+            buffer_pools=_copy(t.get("BUFFER_POOL", _EMPTY)),
+            pfc_wd=_copy(t.get("PFC_WD", _EMPTY)),
+            neighbors=self._neighbors(),
+        )
+
+    def _bound(self, table: str, name: str | None) -> dict[int, int]:
+        """Contents of a map already validated while PORT_QOS_MAP was read; a fresh dict per port."""
+        if name is None:
+            return {}
+        return dict(self._maps[(table, name)])
+
+
+def _copy(table: Table) -> dict[str, dict[str, str]]:
+    return {key: dict(fields) for key, fields in table.items()}

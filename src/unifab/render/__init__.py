@@ -1,0 +1,1 @@
+"""Renderers: device configuration and commands from intended values, in each device's own syntax."""

@@ -1,0 +1,23 @@
+"""Commands that set a ConnectX (mlx5, MLNX_OFED) NIC's RoCE QoS, one netdev at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def pfc(netdev: str, priorities: Iterable[int]) -> str:
+    enabled = set(priorities)
+    return f"mlnx_qos -i {netdev} --pfc {','.join('1' if p in enabled else '0' for p in range(8))}"
+
+
+def dscp2prio(netdev: str, dscp: int, prio: int) -> str:
+    return f"mlnx_qos -i {netdev} --dscp2prio set,{dscp},{prio}"
+
+
+def ecn_enable(netdev: str, point: str, prio: int) -> str:
+    """Enable DCQCN notification (``roce_np``) or reaction (``roce_rp``) point on one priority."""
+    return f"echo 1 > /sys/class/net/{netdev}/ecn/{point}/enable/{prio}"
+
+
+def mtu(netdev: str, value: int) -> str:
+    return f"ip link set dev {netdev} mtu {value}"

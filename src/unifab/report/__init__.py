@@ -1,0 +1,1 @@
+"""Findings for people (Rich tables, HTML report) and for scripts (JSON)."""

@@ -1,0 +1,1 @@
+"""The synthetic cluster ("twin"): a bundle of real-format artifacts with injected misconfigurations."""

@@ -1,0 +1,142 @@
+"""The synthetic cluster's shape and per-device state, before it is written as device artifacts.
+
+A rail-optimized RoCE cluster: 8 GPUs and 8 ConnectX NICs per host; hosts grouped in scalable units
+(SU) of ``su_hosts``; one leaf per rail per SU (NIC *r* of every host in an SU cables to rail-*r*
+leaf); every leaf has as many uplinks as downlinks, spread evenly over the spines. Leaves and spines
+run SONiC. Scenarios mutate this state; the writer renders it in the devices' real formats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+GPUS_PER_HOST = 8
+RAILS = 8
+DEFAULT_SU_HOSTS = 32
+SPINES_PER_FABRIC = 8
+
+ROCE_DSCP = 26
+ROCE_TCLASS = 106  # DSCP 26 << 2 | ECT(0)
+ROCE_PRIO = 3
+CNP_DSCP = 48
+CNP_PRIO = 6
+HOST_MTU = 9000
+SWITCH_MTU = 9100
+HOST_SPEED_MBPS = 400_000
+HOST_CABLE_M = 3.0
+SPINE_CABLE_M = 30.0
+WRED_PROFILE = "ROCE_LOSSLESS"
+QOS_MAP = "ROCE"
+
+
+@dataclass(slots=True)
+class TwinNic:
+    host: str
+    rail: int
+    mtu: int = HOST_MTU
+    pfc: set[int] = field(default_factory=lambda: {ROCE_PRIO})
+    dscp2prio: dict[int, int] = field(default_factory=lambda: {d: d >> 3 for d in range(64)})
+    np_enabled: set[int] = field(default_factory=lambda: set(range(8)))
+    rp_enabled: set[int] = field(default_factory=lambda: set(range(8)))
+    tclass: int | None = ROCE_TCLASS
+
+    @property
+    def netdev(self) -> str:
+        return f"eth{self.rail}"
+
+    @property
+    def rdma_dev(self) -> str:
+        return f"mlx5_{self.rail}"
+
+    @property
+    def host_index(self) -> int:
+        """0-based position of the host (names are ``gpu<1-based number>``)."""
+        return int(self.host.removeprefix("gpu")) - 1
+
+    @property
+    def mac(self) -> str:
+        index = self.host_index + 1
+        return f"0c:42:a1:{(index >> 8) & 0xFF:02x}:{index & 0xFF:02x}:{self.rail:02x}"
+
+
+@dataclass(slots=True)
+class TwinPort:
+    name: str
+    peer_node: str
+    peer_port: str
+    speed_mbps: int = HOST_SPEED_MBPS
+    mtu: int = SWITCH_MTU
+    pfc: set[int] = field(default_factory=lambda: {ROCE_PRIO})
+    roce_queue_ecn: bool = True
+    cable_m: float = HOST_CABLE_M
+
+
+@dataclass(slots=True)
+class TwinSwitch:
+    name: str
+    role: str  # "leaf" | "spine"
+    index: int
+    ports: dict[str, TwinPort] = field(default_factory=dict)
+    dscp_to_tc: dict[int, int] = field(
+        default_factory=lambda: dict.fromkeys(range(64), 0) | {ROCE_DSCP: 3, CNP_DSCP: 6}
+    )
+
+    @property
+    def mac(self) -> str:
+        kind = 1 if self.role == "leaf" else 2
+        return f"b8:ce:f6:{kind:02x}:{(self.index >> 8) & 0xFF:02x}:{self.index & 0xFF:02x}"
+
+
+@dataclass(slots=True)
+class Cluster:
+    hosts: dict[str, list[TwinNic]]
+    switches: dict[str, TwinSwitch]
+    su_hosts: int
+
+    def leaves(self) -> list[TwinSwitch]:
+        return [s for s in self.switches.values() if s.role == "leaf"]
+
+    def host_ports(self, leaf: TwinSwitch) -> list[TwinPort]:
+        return [p for p in leaf.ports.values() if p.peer_node in self.hosts]
+
+
+def port_name(index: int) -> str:
+    """SONiC name of the index-th 8-lane front-panel port."""
+    return f"Ethernet{index * 8}"
+
+
+def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS) -> Cluster:
+    """A clean cluster of ``ceil(gpus / 8)`` hosts, cabled rail by rail."""
+    n_hosts = max(1, math.ceil(gpus / GPUS_PER_HOST))
+    width = max(3, len(str(n_hosts)))
+    n_su = math.ceil(n_hosts / su_hosts)
+    switches: dict[str, TwinSwitch] = {}
+    spines = [TwinSwitch(f"spine{j + 1:02d}", "spine", j + 1) for j in range(SPINES_PER_FABRIC)]
+    for su in range(n_su):
+        for rail in range(RAILS):
+            leaf = TwinSwitch(f"leaf-su{su + 1}-r{rail}", "leaf", su * RAILS + rail + 1)
+            switches[leaf.name] = leaf
+    hosts: dict[str, list[TwinNic]] = {}
+    for h in range(n_hosts):
+        name = f"gpu{h + 1:0{width}d}"
+        su, slot = divmod(h, su_hosts)
+        nics = [TwinNic(name, rail) for rail in range(RAILS)]
+        hosts[name] = nics
+        for nic in nics:
+            leaf = switches[f"leaf-su{su + 1}-r{nic.rail}"]
+            port = port_name(slot)
+            leaf.ports[port] = TwinPort(port, name, nic.netdev)
+    spine_next = dict.fromkeys((s.name for s in spines), 0)
+    uplinks = min(su_hosts, n_hosts)
+    for leaf in switches.values():
+        for u in range(uplinks):
+            spine = spines[u % len(spines)]
+            leaf_port = port_name(su_hosts + u)
+            spine_port = port_name(spine_next[spine.name])
+            spine_next[spine.name] += 1
+            leaf.ports[leaf_port] = TwinPort(leaf_port, spine.name, spine_port, cable_m=SPINE_CABLE_M)
+            spine.ports[spine_port] = TwinPort(spine_port, leaf.name, leaf_port, cable_m=SPINE_CABLE_M)
+    for spine in spines:
+        switches[spine.name] = spine
+    return Cluster(hosts, switches, su_hosts)

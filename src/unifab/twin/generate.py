@@ -1,0 +1,64 @@
+"""``unifab twin generate``: build a cluster, inject scenarios, write the bundle and its truth."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from unifab.errors import UsageError
+from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
+from unifab.twin.scenarios import SCENARIOS, Picker
+from unifab.twin.writer import write_bundle
+
+
+@dataclass(frozen=True, slots=True)
+class TwinResult:
+    root: Path
+    hosts: int
+    switches: int
+    truth: dict[str, Any]
+
+
+def generate(
+    out: Path, gpus: int, seed: int = 0, scenarios: tuple[str, ...] = (), su_hosts: int = DEFAULT_SU_HOSTS
+) -> TwinResult:
+    if gpus < 8:
+        raise UsageError(f"--gpus must be at least 8 (one host), got {gpus}")
+    unknown = [s for s in scenarios if s not in SCENARIOS]
+    if unknown:
+        raise UsageError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(SCENARIOS)}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"output path {out} exists and is not an empty directory")
+    cluster = build(gpus, su_hosts)
+    rng = random.Random(seed)
+    picker = Picker(cluster, rng)
+    misconfigurations = [truth for name in dict.fromkeys(scenarios) for truth in SCENARIOS[name](cluster, picker)]
+    truth = {
+        "generator": {
+            "gpus": gpus,
+            "seed": seed,
+            "scenarios": list(dict.fromkeys(scenarios)),
+            "su_hosts": su_hosts,
+        },
+        "misconfigurations": misconfigurations,
+        "faults": [],
+    }
+    # Write beside the target and rename at the end, so an interrupted run leaves no half bundle.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        write_bundle(cluster, staging)
+        (staging / "truth.json").write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return TwinResult(out, len(cluster.hosts), len(cluster.switches), truth)

@@ -1,0 +1,123 @@
+"""Each v1 QoS check: silent on a clean fabric, exact on one deviating link, fix on the deviating side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from unifab.checks.qos import roce_active_mtu
+from unifab.checks.runner import run_checks
+from unifab.model import Fabric, Finding, QueueQos, Severity
+
+FabricFactory = Callable[..., Fabric]
+
+
+def _only(fabric: Fabric, check: str) -> list[Finding]:
+    return [f for f in run_checks(fabric) if f.check == check]
+
+
+def test_clean_fabric_has_no_findings(make_fabric: FabricFactory) -> None:
+    assert run_checks(make_fabric()) == []
+
+
+def test_pfc_mismatch_nic_side(make_fabric: FabricFactory) -> None:
+    findings = run_checks(make_fabric(nic_qos={2: {"pfc_enabled": frozenset()}}))
+    assert [f.check for f in findings] == ["QOS-PFC-MISMATCH"]
+    f = findings[0]
+    assert f.severity is Severity.CRITICAL
+    assert f.entities == ("link:gpu003:eth0--leaf1:Ethernet16",)
+    assert f.evidence["a"]["pfc_enabled"] == [] and f.evidence["b"]["pfc_enabled"] == [3]
+    assert [(x.device, x.commands) for x in f.fix] == [("gpu003", ("mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0",))]
+
+
+def test_pfc_mismatch_switch_side(make_fabric: FabricFactory) -> None:
+    findings = _only(make_fabric(port_qos={5: {"pfc_enabled": frozenset({3, 4})}}), "QOS-PFC-MISMATCH")
+    assert len(findings) == 1
+    assert [(x.device, x.commands) for x in findings[0].fix] == [
+        ("leaf1", ("sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet40' 'pfc_enable' '3'",))
+    ]
+
+
+def test_dscp_to_lossy_tc_on_switch(make_fabric: FabricFactory) -> None:
+    lossy = dict.fromkeys(range(64), 0) | {26: 1, 48: 6}
+    findings = run_checks(make_fabric(port_qos={1: {"dscp_to_tc": lossy}}))
+    assert [f.check for f in findings] == ["QOS-DSCP-MAP"]
+    f = findings[0]
+    assert f.severity is Severity.CRITICAL
+    assert "lossy" in f.message
+    assert f.evidence["b"]["tc"] == 1 and f.evidence["a"]["priority"] == 3
+    assert [x.device for x in f.fix] == ["leaf1"]
+    assert f.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|ROCE' '26' '3'",)
+
+
+def test_dscp_to_other_priority_on_nic(make_fabric: FabricFactory) -> None:
+    remap = {d: d >> 3 for d in range(64)} | {26: 4}
+    findings = run_checks(make_fabric(nic_qos={0: {"dscp2prio": remap}}))
+    assert [f.check for f in findings] == ["QOS-DSCP-MAP"]
+    assert findings[0].severity is Severity.ERROR  # switch class is still lossless
+    assert findings[0].fix[0].commands == ("mlnx_qos -i eth0 --dscp2prio set,26,3",)
+
+
+def test_nic_tos_override_changes_the_dscp_checked(make_fabric: FabricFactory) -> None:
+    # tclass 96 is DSCP 24, which the switch leaves in TC 0 while the NIC puts it on priority 3
+    findings = _only(make_fabric(nic_qos={4: {"traffic_class": 96}}), "QOS-DSCP-MAP")
+    assert len(findings) == 1 and findings[0].evidence["a"]["roce_dscp"] == 24
+
+
+def test_ecn_off_on_switch_queue(
+    make_fabric: FabricFactory,
+) -> None:
+    fabric = make_fabric()
+    port = fabric.switches["leaf1"].ports["Ethernet8"]
+    assert port.qos is not None
+    port.qos.queues[3] = QueueQos(3, False, None, "DWRR")
+    findings = run_checks(fabric)
+    assert [f.check for f in findings] == ["QOS-ECN-OFF"]
+    assert findings[0].fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet8|3' 'wred_profile' 'ROCE_LOSSLESS'",
+    )
+
+
+def test_ecn_off_on_nic_reaction_point(make_fabric: FabricFactory) -> None:
+    findings = run_checks(make_fabric(nic_qos={6: {"ecn_rp_enabled": frozenset({0, 1})}}))
+    assert [f.check for f in findings] == ["QOS-ECN-OFF"]
+    assert findings[0].fix[0].device == "gpu007"
+    assert findings[0].fix[0].commands == ("echo 1 > /sys/class/net/eth0/ecn/roce_rp/enable/3",)
+
+
+def test_switch_mtu_below_nic(make_fabric: FabricFactory) -> None:
+    findings = run_checks(make_fabric(port={3: {"mtu": 1500}}))
+    assert [f.check for f in findings] == ["QOS-MTU"]
+    assert findings[0].severity is Severity.CRITICAL
+    assert findings[0].fix[0].commands == ("sudo config interface mtu Ethernet24 9100",)
+
+
+def test_nic_mtu_below_fabric(make_fabric: FabricFactory) -> None:
+    findings = run_checks(make_fabric(nic={7: {"mtu": 1500}}))
+    assert [f.check for f in findings] == ["QOS-MTU"]
+    assert findings[0].severity is Severity.WARNING
+    assert findings[0].evidence["a"]["roce_active_mtu"] == 1024
+    assert findings[0].fix[0].commands == ("ip link set dev eth0 mtu 9000",)
+
+
+def test_unknown_nic_qos_is_skipped_not_guessed(make_fabric: FabricFactory) -> None:
+    assert run_checks(make_fabric(nic={0: {"qos": None, "mtu": None}})) == []
+
+
+def test_roce_active_mtu() -> None:
+    assert [roce_active_mtu(m) for m in (9000, 4200, 4191, 1500, 300)] == [4096, 4096, 2048, 1024, None]
+
+
+def test_only_filters_checks(make_fabric: FabricFactory) -> None:
+    fabric = make_fabric(nic={7: {"mtu": 1500}}, nic_qos={2: {"pfc_enabled": frozenset()}})
+    assert {f.check for f in run_checks(fabric, only={"QOS-MTU"})} == {"QOS-MTU"}
+
+
+def test_switch_map_entry_is_one_finding_for_all_its_links(make_fabric: FabricFactory) -> None:
+    lossy = dict.fromkeys(range(64), 0) | {26: 1, 48: 6}
+    findings = run_checks(make_fabric(port_qos={i: {"dscp_to_tc": lossy} for i in (1, 2, 3)}, n=10))
+    assert len(findings) == 1
+    f = findings[0]
+    assert f.subject == {"kind": "switch", "id": "switch:leaf1", "config": "DSCP_TO_TC_MAP|ROCE"}
+    assert len(f.entities) == 3 and f.impact["links"] == 3
+    assert f.evidence["b"]["tc"] == 1 and f.evidence["a"]["priority"] == 3
+    assert "3 host links" in f.message

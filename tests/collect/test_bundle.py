@@ -1,0 +1,79 @@
+"""Reading bundles: the twin's files through the real parsers, and damaged bundles that still report."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from unifab.collect.bundle import load_bundle
+from unifab.errors import BundleError
+
+
+def test_twin_bundle_reads_without_input_findings(twin_bundle: Path) -> None:
+    fabric = load_bundle(twin_bundle)
+    assert fabric.input_findings == []
+    assert len(fabric.hosts) == 16
+    assert all(len(h.nics) == 8 for h in fabric.hosts.values())
+    nic = fabric.hosts["gpu001"].nics["eth0"]
+    assert nic.rdma_dev == "mlx5_0" and nic.qos is not None
+    assert nic.qos.traffic_class == 106 and nic.qos.cnp_dscp == 48
+    # 8 leaves (one per rail) + 8 spines; host links seen by LLDP and in the plan merge into one
+    assert len(fabric.switches) == 16
+    host_links = [lk for lk in fabric.links if lk.a.node in fabric.hosts]
+    assert len(host_links) == 128
+    assert all(lk.sources == {"lldp", "plan"} for lk in host_links)
+
+
+def test_missing_bundle_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="bundle not found"):
+        load_bundle(tmp_path / "nope")
+    with pytest.raises(BundleError, match="not a bundle"):
+        load_bundle(tmp_path)
+
+
+@pytest.fixture
+def damaged(twin_bundle: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "bundle"
+    shutil.copytree(twin_bundle, copy)
+    return copy
+
+
+def test_garbled_mlnx_qos_becomes_a_finding_with_line(damaged: Path) -> None:
+    target = damaged / "hosts/gpu002/cmd/mlnx_qos/eth3.txt"
+    lines = target.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if "enabled" in line)
+    lines[index] = "\tenabled     0   0   x"
+    target.write_text("\n".join(lines) + "\n")
+    fabric = load_bundle(damaged)
+    [finding] = fabric.input_findings
+    assert finding.check == "INPUT-UNREADABLE"
+    assert finding.subject["path"] == "hosts/gpu002/cmd/mlnx_qos/eth3.txt"
+    assert finding.evidence["line"] == index + 1
+    # everything else is still there
+    assert fabric.hosts["gpu002"].nics["eth3"].qos is None
+    assert fabric.hosts["gpu002"].nics["eth2"].qos is not None
+    assert len(fabric.switches) == 16
+
+
+def test_binary_and_broken_json_files(damaged: Path) -> None:
+    (damaged / "hosts/gpu003/cmd/lldpcli.json").write_bytes(b"\xff\xfe\x00garbage")
+    (damaged / "switches/leaf-su1-r2/sonic/config_db.json").write_text('{"PORT": {"Ethernet0": {"mtu": "9100"}')
+    fabric = load_bundle(damaged)
+    by_path = {f.subject["path"]: f for f in fabric.input_findings}
+    assert set(by_path) == {"hosts/gpu003/cmd/lldpcli.json", "switches/leaf-su1-r2/sonic/config_db.json"}
+    assert "UTF-8" in by_path["hosts/gpu003/cmd/lldpcli.json"].message
+    assert "leaf-su1-r2" not in fabric.switches
+    assert len(fabric.switches) == 15
+
+
+def test_missing_switch_config_and_nic_output(damaged: Path) -> None:
+    (damaged / "switches/spine01/sonic/config_db.json").unlink()
+    (damaged / "hosts/gpu004/cmd/mlnx_qos/eth5.txt").unlink()
+    fabric = load_bundle(damaged)
+    assert sorted((f.check, f.subject["path"]) for f in fabric.input_findings) == [
+        ("INPUT-MISSING", "hosts/gpu004/cmd/mlnx_qos/eth5.txt"),
+        ("INPUT-MISSING", "switches/spine01/sonic/config_db.json"),
+    ]
+    assert fabric.hosts["gpu004"].nics["eth5"].qos is None

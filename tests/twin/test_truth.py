@@ -1,0 +1,78 @@
+"""Ground truth: on twin scenarios, ``check`` finds every injected misconfiguration and nothing else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from unifab.checks.runner import run_checks
+from unifab.collect.bundle import load_bundle
+from unifab.errors import UsageError
+from unifab.twin.generate import generate
+from unifab.twin.scenarios import SCENARIOS
+
+
+def _expected(truth: dict) -> set[tuple[str, str]]:  # type: ignore[type-arg]
+    return {(m["check"], entity) for m in truth["misconfigurations"] for entity in m["entities"]}
+
+
+@pytest.mark.parametrize(("gpus", "seed"), [(8, 0), (64, 1), (256, 2), (512, 7), (1024, 11)])
+def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed: int) -> None:
+    result = generate(tmp_path / "b", gpus=gpus, seed=seed, scenarios=tuple(SCENARIOS))
+    truth = json.loads((tmp_path / "b" / "truth.json").read_text())
+    assert truth == result.truth
+    assert {m["check"] for m in truth["misconfigurations"]} == {
+        "QOS-PFC-MISMATCH",
+        "QOS-DSCP-MAP",
+        "QOS-ECN-OFF",
+        "QOS-MTU",
+    }
+    findings = run_checks(load_bundle(tmp_path / "b"))
+    found = {(f.check, entity) for f in findings for entity in f.entities}
+    assert found == _expected(truth)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_each_scenario_alone(tmp_path: Path, scenario: str) -> None:
+    result = generate(tmp_path / "b", gpus=256, seed=5, scenarios=(scenario,))
+    findings = run_checks(load_bundle(tmp_path / "b"))
+    assert {(f.check, e) for f in findings for e in f.entities} == _expected(result.truth)
+    # every finding's fix targets the side the scenario broke
+    sides = {m["side"] for m in result.truth["misconfigurations"]}
+    fixed = {"switch" if x.device.startswith(("leaf", "spine")) else "nic" for f in findings for x in f.fix}
+    assert fixed == sides
+
+
+def test_clean_twin_is_clean(tmp_path: Path) -> None:
+    generate(tmp_path / "b", gpus=256, seed=0)
+    assert run_checks(load_bundle(tmp_path / "b")) == []
+
+
+def test_same_seed_same_bundle(tmp_path: Path) -> None:
+    a = generate(tmp_path / "a", gpus=64, seed=9, scenarios=tuple(SCENARIOS))
+    b = generate(tmp_path / "b", gpus=64, seed=9, scenarios=tuple(SCENARIOS))
+    assert a.truth == b.truth
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"gpus": 4}, "at least 8"), ({"gpus": 64, "scenarios": ("nope",)}, "unknown scenario 'nope'")],
+)
+def test_bad_arguments(tmp_path: Path, kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UsageError, match=message):
+        generate(tmp_path / "b", **kwargs)
+    assert not (tmp_path / "b").exists()
+
+
+def test_refuses_non_empty_output(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "keep.txt").write_text("mine")
+    with pytest.raises(UsageError, match="not an empty directory"):
+        generate(tmp_path / "b", gpus=64)
+    assert (tmp_path / "b" / "keep.txt").read_text() == "mine"
