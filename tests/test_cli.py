@@ -24,12 +24,28 @@ def _unifab() -> str:
 def test_help_lists_commands_with_examples() -> None:
     proc = subprocess.run([_unifab(), "--help"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0
-    for verb in ("demo", "check", "parse", "twin"):
+    for verb in ("demo", "check", "checks", "parse", "twin"):
         assert verb in proc.stdout
-    for args in (["check", "--help"], ["parse", "--help"], ["twin", "generate", "--help"], ["demo", "--help"]):
+    for args in (
+        ["check", "--help"],
+        ["checks", "--help"],
+        ["parse", "--help"],
+        ["twin", "generate", "--help"],
+        ["demo", "--help"],
+    ):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, args
         assert "Example:" in result.output, args
+
+
+def test_checks_lists_the_catalog() -> None:
+    result = runner.invoke(app, ["checks", "--format", "json"])
+    assert result.exit_code == 0
+    ids = [row["id"] for row in json.loads(result.stdout)]
+    assert ids[:4] == ["QOS-PFC-MISMATCH", "QOS-DSCP-MAP", "QOS-ECN-OFF", "QOS-MTU"]
+    assert "INPUT-UNREADABLE" in ids
+    table = runner.invoke(app, ["checks"])
+    assert table.exit_code == 0 and "QOS-MTU" in table.output
 
 
 def test_missing_bundle_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -149,6 +149,35 @@ def check(
     raise typer.Exit(_exit_code(findings, fail_on))
 
 
+@app.command("checks")
+def list_checks(
+    output: Annotated[OutputFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
+        OutputFormat.TABLE
+    ),
+) -> None:
+    """List the check catalog: id, what it looks at, why it hurts, how to fix it.
+
+    Example: unifab checks --format json
+    """
+    from unifab.checks.registry import registry
+
+    specs = list(registry().values())
+    if output is OutputFormat.JSON:
+        from unifab.jsonify import dumps
+
+        rows = [{"id": s.id, "title": s.title, "why": s.why, "fix": s.fix} for s in specs]
+        sys.stdout.write(dumps(rows) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(title="unifab checks", show_lines=True)
+    for column in ("id", "what", "why it hurts", "how to fix"):
+        table.add_column(column, overflow="fold")
+    for spec in specs:
+        table.add_row(f"[bold]{spec.id}[/]", spec.title, spec.why, spec.fix)
+    _console().print(table)
+
+
 @app.command()
 def parse(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="Format name; run with --help to list them.")],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
@@ -21,7 +21,14 @@ class PlannedCable:
 
 
 def parse(text: str, source: str = "<input>") -> tuple[PlannedCable, ...]:
-    rows = csv.reader(io.StringIO(text))
+    rows = csv.reader(text.splitlines())
+    try:
+        return _parse(rows, source)
+    except csv.Error as exc:
+        raise ParseError(source, f"expected comma-separated fields ({exc})", line=rows.line_num or 1) from None
+
+
+def _parse(rows: Iterator[list[str]], source: str) -> tuple[PlannedCable, ...]:
     header = next(rows, None)
     if header is None or tuple(h.strip() for h in header[:4]) != HEADER:
         raise ParseError(source, f"expected header '{','.join(HEADER)}[,cable_m]'", line=1)
