@@ -70,6 +70,15 @@ def link_id(a: Endpoint, b: Endpoint) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class EtsClass:
+    """One traffic class of the NIC's transmit scheduler."""
+
+    tc: int
+    tsa: str  # "ets" | "strict" | "vendor"
+    bw_percent: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class NicQos:
     """What a NIC does with RoCE traffic: classification, PFC, ECN/DCQCN and the TOS override."""
 
@@ -83,6 +92,11 @@ class NicQos:
     cnp_dscp: int | None
     cnp_prio: int | None
     traffic_class: int | None  # global TOS override from tc/<port>/traffic_class, None when unset
+    ets: tuple[EtsClass, ...] = ()
+    rx_buffer_sizes: tuple[int, ...] | None = None  # bytes per receive buffer
+    prio2buffer: tuple[int, ...] | None = None  # receive buffer of each priority
+    roce_tos: int | None = None  # rdma_cm default_roce_tos
+    roce_mode: str | None = None  # rdma_cm default_roce_mode: "RoCE v2" | "IB/RoCE v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +124,34 @@ class Host:
 
 @dataclass(frozen=True, slots=True)
 class QueueQos:
+    """One egress queue: ECN marking thresholds (bytes) and its scheduler."""
+
     index: int
     ecn_enabled: bool
     wred_profile: str | None
-    scheduler_type: str | None
+    scheduler_type: str | None  # "STRICT" | "DWRR" | "WRR"
+    ecn_min_bytes: int | None = None
+    ecn_max_bytes: int | None = None
+    ecn_max_probability: int | None = None  # percent
+    weight: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    """Ingress priority-group buffer of a lossless PG, in bytes (None where the model computes it)."""
+
+    profile: str | None
+    size: int | None
+    xon: int | None
+    xoff: int | None
+    dynamic: bool = False  # headroom computed by the switch (SONiC dynamic model, profile NULL)
+
+
+@dataclass(frozen=True, slots=True)
+class PfcWatchdog:
+    action: str | None  # "drop" | "forward" | "alert"
+    detection_ms: int | None
+    restoration_ms: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +165,10 @@ class PortQos:
     pfc_enabled: frozenset[int]
     queues: dict[int, QueueQos]
     cable_len_m: int | None
+    trust: str | None = None  # "dscp" | "pcp" | None when the port does not classify
+    headroom: dict[int, Headroom] = field(default_factory=dict)  # by PG
+    pfcwd: PfcWatchdog | None = None
+    pfcwd_priorities: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +179,8 @@ class Port:
     speed_mbps: int | None
     admin_status: str | None
     qos: PortQos | None
+    fec: str | None = None
+    description: str | None = None
 
     @property
     def id(self) -> str:
@@ -154,6 +198,8 @@ class Switch:
     config_file: str  # bundle-relative path of the config the ports came from
     ports: dict[str, Port]
     hwsku: str | None = None
+    platform: str | None = None
+    version: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

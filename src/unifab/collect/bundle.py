@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from unifab.errors import BundleError, ParseError
-from unifab.model import Endpoint, Fabric, Finding, Host, Link, Nic, NicQos, Severity, Switch
+from unifab.model import Endpoint, EtsClass, Fabric, Finding, Host, Link, Nic, NicQos, Severity, Switch
 from unifab.parse.host import ibdev2netdev, lldpcli, mlnx_qos, sysfs_ecn, traffic_class
 from unifab.parse.plan import cabling
 
@@ -206,6 +206,9 @@ def _nic_qos(host_dir: Path, netdev: str, rdma: str | None, qos_path: Path, prob
         cnp_dscp=np.params.get("cnp_dscp") if np else None,
         cnp_prio=np.params.get("cnp_802p_prio") if np else None,
         traffic_class=tclass.global_tclass if tclass else None,
+        ets=tuple(EtsClass(t.tc, t.tsa, t.bw) for t in qos.tcs),
+        rx_buffer_sizes=qos.buffers.sizes if qos.buffers else None,
+        prio2buffer=qos.buffers.prio2buffer if qos.buffers else None,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from unifab.model import Port, PortQos, QueueQos, Switch
+from unifab.model import Headroom, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.parse.switch import sonic_qos
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ def switch_from_config_db(name: str, path: Path, problems: Problems) -> Switch |
 
 def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) -> Switch:
     ports: dict[str, Port] = {}
+    dynamic = sw.buffer_model == "dynamic"
     for port_name in sorted(set(sw.ports) | set(sw.port_qos)):
         port = sw.ports.get(port_name)
         q = sw.port_qos.get(port_name)
@@ -33,21 +34,66 @@ def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) ->
             mtu=port.mtu if port else None,
             speed_mbps=port.speed_mbps if port else None,
             admin_status=port.admin_status if port else None,
-            qos=_port_qos(q) if q else None,
+            qos=_port_qos(q, sw, dynamic) if q else None,
+            fec=port.fec if port else None,
+            description=port.description if port else None,
         )
-    return Switch(name=name, os="sonic", config_file=config_file, ports=ports, hwsku=sw.hwsku)
+    return Switch(name=name, os="sonic", config_file=config_file, ports=ports, hwsku=sw.hwsku, platform=sw.platform)
 
 
-def _port_qos(q: sonic_qos.SonicPortQos) -> PortQos:
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
+
+
+def _queue(queue: sonic_qos.SonicQueue) -> QueueQos:
+    marks = queue.ecn not in ECN_OFF
+    return QueueQos(
+        index=queue.index,
+        ecn_enabled=marks,
+        wred_profile=queue.wred_profile,
+        scheduler_type=queue.scheduler_type,
+        ecn_min_bytes=queue.green_min_threshold if marks else None,
+        ecn_max_bytes=queue.green_max_threshold if marks else None,
+        ecn_max_probability=queue.green_drop_probability if marks else None,
+        weight=queue.weight,
+    )
+
+
+def _headroom(profile_name: str, sw: sonic_qos.SonicSwitch, dynamic_model: bool) -> Headroom:
+    if profile_name == "NULL":
+        return Headroom(None, None, None, None, dynamic=True)
+    fields = sw.buffer_profiles.get(profile_name, {})
+    return Headroom(
+        profile=profile_name,
+        size=_int(fields.get("size")),
+        xon=_int(fields.get("xon")),
+        xoff=_int(fields.get("xoff")),
+        dynamic=fields.get("headroom_type") == "dynamic" or (dynamic_model and "xoff" not in fields),
+    )
+
+
+def _pfcwd(port: str, sw: sonic_qos.SonicSwitch) -> PfcWatchdog | None:
+    fields = sw.pfc_wd.get(port)
+    if fields is None:
+        return None
+    return PfcWatchdog(
+        action=fields.get("action"),
+        detection_ms=_int(fields.get("detection_time")),
+        restoration_ms=_int(fields.get("restoration_time")),
+    )
+
+
+def _port_qos(q: sonic_qos.SonicPortQos, sw: sonic_qos.SonicSwitch, dynamic_model: bool) -> PortQos:
     return PortQos(
         dscp_map_name=q.dscp_to_tc_map,
         dscp_to_tc=q.dscp_to_tc,
         tc_to_pg=q.tc_to_pg,
         tc_to_queue=q.tc_to_queue,
         pfc_enabled=q.pfc_enable,
-        queues={
-            i: QueueQos(i, queue.ecn not in ECN_OFF, queue.wred_profile, queue.scheduler_type)
-            for i, queue in q.queues.items()
-        },
+        queues={i: _queue(queue) for i, queue in q.queues.items()},
         cable_len_m=q.cable_length_m,
+        trust="dscp" if q.dscp_to_tc_map else None,
+        headroom={pg: _headroom(profile, sw, dynamic_model) for pg, profile in q.buffer_pg.items()},
+        pfcwd=_pfcwd(q.port, sw),
+        pfcwd_priorities=q.pfcwd_sw_enable,
     )
