@@ -42,7 +42,7 @@ def test_checks_lists_the_catalog() -> None:
     result = runner.invoke(app, ["checks", "--format", "json"])
     assert result.exit_code == 0
     ids = [row["id"] for row in json.loads(result.stdout)]
-    assert ids[:4] == ["QOS-PFC-MISMATCH", "QOS-DSCP-MAP", "QOS-ECN-OFF", "QOS-MTU"]
+    assert {"QOS-PFC-MISMATCH", "QOS-DSCP-MAP", "QOS-ECN-OFF", "QOS-MTU"} <= set(ids)
     assert "INPUT-UNREADABLE" in ids
     table = runner.invoke(app, ["checks"])
     assert table.exit_code == 0 and "QOS-MTU" in table.output

@@ -220,7 +220,7 @@ def twin_generate(
     seed: Annotated[int, typer.Option(help="Random seed: same seed, same bundle.")] = 0,
     scenario: Annotated[
         list[str] | None,
-        typer.Option(help="Misconfiguration to inject (repeatable): pfc-mismatch, dscp-lossy, ecn-off, mtu-mismatch."),
+        typer.Option(help="Misconfiguration to inject (repeatable); see `unifab twin scenarios`."),
     ] = None,
     su_hosts: Annotated[int, typer.Option(help="Hosts per scalable unit (one leaf per rail per SU).")] = 32,
 ) -> None:
@@ -241,6 +241,24 @@ def twin_generate(
     )
 
 
+@twin_app.command("scenarios")
+def twin_scenarios() -> None:
+    """List the misconfigurations the twin can inject and the check that must find each.
+
+    Example: unifab twin scenarios
+    """
+    from rich.table import Table
+
+    from unifab.twin.scenarios import SCENARIOS
+
+    table = Table(title="twin scenarios")
+    table.add_column("scenario", style="bold")
+    table.add_column("what it breaks")
+    for name, fn in SCENARIOS.items():
+        table.add_row(name, (fn.__doc__ or "").strip())
+    _console().print(table)
+
+
 @app.command()
 def demo(
     out: Annotated[
@@ -249,7 +267,7 @@ def demo(
     gpus: Annotated[int, typer.Option(help="Cluster size in GPUs.")] = 256,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
 ) -> None:
-    """Generate a twin with every v1 misconfiguration, check it, and write an HTML report.
+    """Generate a twin with every scenario injected once, check it, and write an HTML report.
 
     Example: unifab demo --out ./unifab-demo
     """

@@ -134,6 +134,7 @@ class QueueQos:
     ecn_max_bytes: int | None = None
     ecn_max_probability: int | None = None  # percent
     weight: int | None = None
+    scheduler: str | None = None  # the switch's name for the scheduler profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from unifab.model import Endpoint, Fabric, Host, Link, Nic, NicQos, Port, PortQos, QueueQos, Switch
+from unifab.model import Endpoint, Fabric, Host, Link, Nic, NicQos, PfcWatchdog, Port, PortQos, QueueQos, Switch
 
 FabricFactory = Callable[..., Fabric]
 
@@ -19,7 +19,7 @@ def _nic(host: str) -> Nic:
         dscp2prio={d: d >> 3 for d in range(64)},
         pfc_enabled=frozenset({3}),
         prio_tc={p: p for p in range(8)},
-        cable_len_m=7,
+        cable_len_m=3,
         ecn_np_enabled=frozenset(range(8)),
         ecn_rp_enabled=frozenset(range(8)),
         cnp_dscp=48,
@@ -30,7 +30,9 @@ def _nic(host: str) -> Nic:
 
 
 def _port(index: int) -> Port:
-    queues = {q: QueueQos(q, q == 3, "ROCE_LOSSLESS" if q == 3 else None, "DWRR") for q in range(8)}
+    queues = {q: QueueQos(q, False, None, "DWRR", weight=50, scheduler="scheduler.0") for q in range(8)}
+    queues[3] = QueueQos(3, True, "ROCE_LOSSLESS", "DWRR", 150_000, 1_500_000, 100, 50, "scheduler.0")
+    queues[6] = QueueQos(6, False, None, "STRICT", scheduler="scheduler.1")
     qos = PortQos(
         dscp_map_name="ROCE",
         dscp_to_tc=dict.fromkeys(range(64), 0) | {26: 3, 48: 6},
@@ -39,6 +41,9 @@ def _port(index: int) -> Port:
         pfc_enabled=frozenset({3}),
         queues=queues,
         cable_len_m=3,
+        trust="dscp",
+        pfcwd=PfcWatchdog("drop", 200, 200),
+        pfcwd_priorities=frozenset({3}),
     )
     return Port("leaf1", f"Ethernet{index * 8}", mtu=9100, speed_mbps=400000, admin_status="up", qos=qos)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from unifab.checks.qos import roce_active_mtu
+from unifab.checks.link import roce_active_mtu
 from unifab.checks.runner import run_checks
 from unifab.model import Fabric, Finding, QueueQos, Severity
 
@@ -57,10 +57,14 @@ def test_dscp_to_other_priority_on_nic(make_fabric: FabricFactory) -> None:
     assert findings[0].fix[0].commands == ("mlnx_qos -i eth0 --dscp2prio set,26,3",)
 
 
-def test_nic_tos_override_changes_the_dscp_checked(make_fabric: FabricFactory) -> None:
-    # tclass 96 is DSCP 24, which the switch leaves in TC 0 while the NIC puts it on priority 3
-    findings = _only(make_fabric(nic_qos={4: {"traffic_class": 96}}), "QOS-DSCP-MAP")
-    assert len(findings) == 1 and findings[0].evidence["a"]["roce_dscp"] == 24
+def test_nic_tos_override_is_its_own_root_cause(make_fabric: FabricFactory) -> None:
+    # tclass 96 is DSCP 24, which the switch leaves in lossy TC 0: one finding, not a DSCP map mismatch too
+    findings = run_checks(make_fabric(nic_qos={4: {"traffic_class": 96}}))
+    assert [f.check for f in findings] == ["QOS-TC-OVERRIDE"]
+    f = findings[0]
+    assert f.severity is Severity.CRITICAL
+    assert f.evidence["a"]["dscp"] == 24 and f.evidence["b"]["tc_for_dscp"] == 0
+    assert f.fix[0].commands == ("echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class",)
 
 
 def test_ecn_off_on_switch_queue(
@@ -77,9 +81,9 @@ def test_ecn_off_on_switch_queue(
     )
 
 
-def test_ecn_off_on_nic_reaction_point(make_fabric: FabricFactory) -> None:
+def test_dcqcn_off_on_nic_reaction_point(make_fabric: FabricFactory) -> None:
     findings = run_checks(make_fabric(nic_qos={6: {"ecn_rp_enabled": frozenset({0, 1})}}))
-    assert [f.check for f in findings] == ["QOS-ECN-OFF"]
+    assert [f.check for f in findings] == ["QOS-DCQCN-OFF"]
     assert findings[0].fix[0].device == "gpu007"
     assert findings[0].fix[0].commands == ("echo 1 > /sys/class/net/eth0/ecn/roce_rp/enable/3",)
 
@@ -121,3 +125,37 @@ def test_switch_map_entry_is_one_finding_for_all_its_links(make_fabric: FabricFa
     assert len(f.entities) == 3 and f.impact["links"] == 3
     assert f.evidence["b"]["tc"] == 1 and f.evidence["a"]["priority"] == 3
     assert "3 host links" in f.message
+
+
+def test_nic_trusting_pcp(make_fabric: FabricFactory) -> None:
+    [finding] = run_checks(make_fabric(nic_qos={4: {"trust": "pcp", "dscp2prio": {}}}))
+    assert finding.check == "QOS-TRUST" and finding.severity is Severity.CRITICAL
+    assert finding.fix[0].commands == ("mlnx_qos -i eth0 --trust dscp",)
+
+
+def test_switch_port_without_dscp_map(make_fabric: FabricFactory) -> None:
+    [finding] = run_checks(make_fabric(port_qos={4: {"trust": None, "dscp_map_name": None, "dscp_to_tc": {}}}))
+    assert finding.check == "QOS-TRUST"
+    assert finding.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet32' 'dscp_to_tc_map' 'ROCE'",)
+
+
+def test_pfc_off_on_both_ends_is_lossy_roce(make_fabric: FabricFactory) -> None:
+    findings = run_checks(
+        make_fabric(nic_qos={1: {"pfc_enabled": frozenset()}}, port_qos={1: {"pfc_enabled": frozenset()}})
+    )
+    assert [f.check for f in findings] == ["QOS-PFC-LOSSY-ROCE"]
+    assert {x.device for x in findings[0].fix} == {"gpu002", "leaf1"}
+
+
+def test_pfc_watchdog_missing(make_fabric: FabricFactory) -> None:
+    [finding] = run_checks(make_fabric(port_qos={2: {"pfcwd": None, "pfcwd_priorities": frozenset()}}))
+    assert finding.check == "QOS-PFCWD" and finding.severity is Severity.WARNING
+    assert finding.fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet16' 'pfcwd_sw_enable' '3'",
+        "sonic-db-cli CONFIG_DB hset 'PFC_WD|Ethernet16' 'action' 'drop' 'detection_time' '200' 'restoration_time' '200'",
+    )
+
+
+def test_pfc_watchdog_on_other_priority_only(make_fabric: FabricFactory) -> None:
+    [finding] = run_checks(make_fabric(port_qos={2: {"pfcwd_priorities": frozenset({4})}}))
+    assert "priorities [3] unwatched" in finding.message

@@ -7,11 +7,12 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from unifab.model import Fabric, Link, Nic, Port
+from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
 
 H = TypeVar("H", bound=Hashable)
 
 DEFAULT_ROCE_DSCP = 26  # NVIDIA's RoCE default (TOS 106), reference host-nic-roce §5.1
+DEFAULT_CNP_DSCP = 48  # ConnectX firmware default CNP_DSCP
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,12 @@ class Baseline:
     switch_pfc: frozenset[int] | None
     switch_mtu: int | None
     roce_wred_profile: str | None
+    nic_trust: str | None = None
+    switch_trust: str | None = None
+    cnp_dscp: int = DEFAULT_CNP_DSCP
+    cnp_scheduler: str | None = None  # the strict scheduler profile CNP queues use
+    pfcwd: PfcWatchdog | None = None
+    switch_dscp_map: str | None = None
 
     @property
     def pfc(self) -> frozenset[int] | None:
@@ -71,6 +78,11 @@ def roce_dscp_of(nic: Nic, baseline: Baseline) -> int:
     return baseline.roce_dscp
 
 
+def overrides_fabric_dscp(nic: Nic, baseline: Baseline) -> bool:
+    """The NIC's global TOS override sends RoCE with a DSCP other than the fabric's (QOS-TC-OVERRIDE)."""
+    return roce_dscp_of(nic, baseline) != baseline.roce_dscp
+
+
 def _nic_links(fabric: Fabric) -> Iterable[NicLink]:
     for link in sorted(fabric.links, key=lambda lk: lk.id):
         for nic_end, port_end in ((link.a, link.b), (link.b, link.a)):
@@ -94,7 +106,23 @@ def _baseline(links: tuple[NicLink, ...]) -> Baseline:
             for p in ports
             if p.qos and (q := p.qos.queues.get(p.qos.tc_to_queue.get(switch_tc, switch_tc))) and q.ecn_enabled
         )
+    cnp = majority(n.qos.cnp_dscp for n in nics if n.qos)
+    cnp_dscp = DEFAULT_CNP_DSCP if cnp is None else cnp
+    cnp_scheduler = majority(
+        q.scheduler
+        for p in ports
+        if p.qos
+        and (tc := p.qos.dscp_to_tc.get(cnp_dscp)) is not None
+        and (q := p.qos.queues.get(p.qos.tc_to_queue.get(tc, tc)))
+        and q.scheduler_type == "STRICT"
+    )
     return Baseline(
+        nic_trust=majority(n.qos.trust for n in nics if n.qos),
+        switch_trust=majority(p.qos.trust for p in ports if p.qos),
+        cnp_dscp=cnp_dscp,
+        cnp_scheduler=cnp_scheduler,
+        pfcwd=majority(p.qos.pfcwd for p in ports if p.qos),
+        switch_dscp_map=majority(p.qos.dscp_map_name for p in ports if p.qos),
         roce_dscp=dscp,
         nic_roce_prio=majority(n.qos.dscp2prio.get(dscp) for n in nics if n.qos and n.qos.trust == "dscp"),
         nic_pfc=majority(n.qos.pfc_enabled for n in nics if n.qos),

@@ -27,7 +27,7 @@ class CheckSpec:
     run: CheckFn | None = None
 
 
-CHECK_MODULES = ("unifab.checks.qos",)
+CHECK_MODULES = ("unifab.checks.qos", "unifab.checks.congestion", "unifab.checks.link")
 
 INPUT_CHECKS = (
     CheckSpec(

@@ -56,6 +56,7 @@ def _queue(queue: sonic_qos.SonicQueue) -> QueueQos:
         ecn_max_bytes=queue.green_max_threshold if marks else None,
         ecn_max_probability=queue.green_drop_probability if marks else None,
         weight=queue.weight,
+        scheduler=queue.scheduler,
     )
 
 

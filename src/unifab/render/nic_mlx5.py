@@ -21,3 +21,16 @@ def ecn_enable(netdev: str, point: str, prio: int) -> str:
 
 def mtu(netdev: str, value: int) -> str:
     return f"ip link set dev {netdev} mtu {value}"
+
+
+def trust(netdev: str, mode: str) -> str:
+    return f"mlnx_qos -i {netdev} --trust {mode}"
+
+
+def traffic_class(rdma_dev: str, tclass: int, port: int = 1) -> str:
+    """Global RoCE TOS override (MLNX_OFED); beats any per-QP TOS the application sets."""
+    return f"echo {tclass} > /sys/class/infiniband/{rdma_dev}/tc/{port}/traffic_class"
+
+
+def cable_len(netdev: str, metres: int) -> str:
+    return f"mlnx_qos -i {netdev} --cable_len {metres}"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from unifab.model import PfcWatchdog
 
-def hset(key: str, field: str, value: str) -> str:
-    return f"sonic-db-cli CONFIG_DB hset '{key}' '{field}' '{value}'"
+
+def hset(key: str, field: str, value: str, *more: tuple[str, str]) -> str:
+    pairs = " ".join(f"'{f}' '{v}'" for f, v in ((field, value), *more))
+    return f"sonic-db-cli CONFIG_DB hset '{key}' {pairs}"
 
 
 def pfc_enable(port: str, priorities: Iterable[int]) -> str:
@@ -23,3 +26,23 @@ def queue_wred(port: str, queue: int, profile: str) -> str:
 
 def port_mtu(port: str, value: int) -> str:
     return f"sudo config interface mtu {port} {value}"
+
+
+def pfc_watchdog(port: str, wd: PfcWatchdog) -> str:
+    fields = [("action", wd.action), ("detection_time", wd.detection_ms), ("restoration_time", wd.restoration_ms)]
+    present = [(name, str(value)) for name, value in fields if value is not None] or [("action", "drop")]
+    return hset(f"PFC_WD|{port}", *present[0], *present[1:])
+
+
+def queue_scheduler(port: str, queue: int, scheduler: str) -> str:
+    return hset(f"QUEUE|{port}|{queue}", "scheduler", scheduler)
+
+
+def cable_length(port: str, metres: int, table_key: str = "AZURE") -> str:
+    return hset(f"CABLE_LENGTH|{table_key}", port, f"{metres}m")
+
+
+def wred_thresholds(profile: str, min_bytes: int, max_bytes: int) -> str:
+    return hset(
+        f"WRED_PROFILE|{profile}", "green_min_threshold", str(min_bytes), ("green_max_threshold", str(max_bytes))
+    )

@@ -27,6 +27,8 @@ HOST_SPEED_MBPS = 400_000
 HOST_CABLE_M = 3.0
 SPINE_CABLE_M = 30.0
 WRED_PROFILE = "ROCE_LOSSLESS"
+ECN_MIN_BYTES = 150_000  # NVIDIA's RoCE recommendation, reference host-nic-roce §5.1
+ECN_MAX_BYTES = 1_500_000
 QOS_MAP = "ROCE"
 
 
@@ -40,6 +42,8 @@ class TwinNic:
     np_enabled: set[int] = field(default_factory=lambda: set(range(8)))
     rp_enabled: set[int] = field(default_factory=lambda: set(range(8)))
     tclass: int | None = ROCE_TCLASS
+    trust: str = "dscp"
+    cable_len_m: int = int(HOST_CABLE_M)
 
     @property
     def netdev(self) -> str:
@@ -69,7 +73,11 @@ class TwinPort:
     mtu: int = SWITCH_MTU
     pfc: set[int] = field(default_factory=lambda: {ROCE_PRIO})
     roce_queue_ecn: bool = True
-    cable_m: float = HOST_CABLE_M
+    cable_m: float = HOST_CABLE_M  # the real (planned) cable
+    configured_cable_m: int | None = None  # CABLE_LENGTH when it differs from the real cable
+    trusts_dscp: bool = True
+    cnp_queue_strict: bool = True
+    pfcwd: bool = True
 
 
 @dataclass(slots=True)
@@ -81,6 +89,8 @@ class TwinSwitch:
     dscp_to_tc: dict[int, int] = field(
         default_factory=lambda: dict.fromkeys(range(64), 0) | {ROCE_DSCP: 3, CNP_DSCP: 6}
     )
+    ecn_min_bytes: int = ECN_MIN_BYTES
+    ecn_max_bytes: int = ECN_MAX_BYTES
 
     @property
     def mac(self) -> str:

@@ -38,12 +38,13 @@ def generate(
     cluster = build(gpus, su_hosts)
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
-    misconfigurations = [truth for name in dict.fromkeys(scenarios) for truth in SCENARIOS[name](cluster, picker)]
+    # catalog order, not argument order: switch-wide scenarios reserve their leaves first
+    misconfigurations = [truth for name in SCENARIOS if name in scenarios for truth in SCENARIOS[name](cluster, picker)]
     truth = {
         "generator": {
             "gpus": gpus,
             "seed": seed,
-            "scenarios": list(dict.fromkeys(scenarios)),
+            "scenarios": [name for name in SCENARIOS if name in scenarios],
             "su_hosts": su_hosts,
         },
         "misconfigurations": misconfigurations,

@@ -1,9 +1,13 @@
 """Misconfigurations the twin can inject, each recorded as ground truth in the checks' own terms.
 
 A scenario picks its targets with the generator's seeded RNG, mutates the cluster state and returns
-one truth entry per misconfiguration: the check that must find it, its subject and the canonical
-ids of the links it affects. Targets are a small minority of their kind so the fabric's majority
-still shows the intended configuration.
+one truth entry per misconfiguration: the check that must find it, its subject, the side that is
+wrong and the canonical ids of the links it affects.
+
+Targets never overlap: switch-wide scenarios (a shared DSCP map, a WRED profile) each take whole
+leaves first, and every per-link scenario takes links no other scenario touched, on the remaining
+leaves. So each injection stands for exactly one root cause, and every kind stays a small minority
+that the fabric's majority (its baseline) shows up against.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from unifab.errors import UsageError
 from unifab.model import Endpoint, link_id
 from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinNic, TwinPort, TwinSwitch
 
@@ -30,11 +35,7 @@ class HostLink:
         return link_id(Endpoint(self.nic.host, self.nic.netdev), Endpoint(self.leaf.name, self.port.name))
 
     def subject(self) -> dict[str, str]:
-        return {
-            "kind": "link",
-            "a": f"{self.nic.host}:{self.nic.netdev}",
-            "b": f"{self.leaf.name}:{self.port.name}",
-        }
+        return {"kind": "link", "a": f"{self.nic.host}:{self.nic.netdev}", "b": f"{self.leaf.name}:{self.port.name}"}
 
 
 def host_links(cluster: Cluster) -> list[HostLink]:
@@ -47,33 +48,84 @@ def host_links(cluster: Cluster) -> list[HostLink]:
 
 
 class Picker:
-    """Hands out distinct host links per check, so two injections never land on one finding."""
+    """Hands out leaves and links so that no two injections share a target."""
 
     def __init__(self, cluster: Cluster, rng: random.Random) -> None:
         self.rng = rng
+        self.cluster = cluster
         self.links = host_links(cluster)
-        self.used: dict[str, set[str]] = {}
+        self.used_links: set[str] = set()
+        self.used_leaves: set[str] = set()
 
-    def count(self) -> int:
+    def per_link_count(self) -> int:
         """Instances of a per-link scenario: one, plus one per 64 hosts."""
         return 1 + len(self.links) // 512
 
-    def links_for(self, check: str) -> list[HostLink]:
-        used = self.used.setdefault(check, set())
-        free = [lk for lk in self.links if lk.id not in used]
-        chosen = self.rng.sample(free, min(self.count(), len(free)))
-        used.update(lk.id for lk in chosen)
+    def leaves(self, scenario: str) -> list[TwinSwitch]:
+        free = [leaf for leaf in self.cluster.leaves() if leaf.name not in self.used_leaves]
+        want = max(1, len(self.cluster.leaves()) // 16)
+        if len(free) <= want:
+            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
+        chosen = self.rng.sample(free, want)
+        self.used_leaves.update(leaf.name for leaf in chosen)
         return chosen
+
+    def links_for(self, scenario: str) -> list[HostLink]:
+        free = [lk for lk in self.links if lk.id not in self.used_links and lk.leaf.name not in self.used_leaves]
+        want = self.per_link_count()
+        if len(free) < want:
+            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
+        chosen = self.rng.sample(free, want)
+        self.used_links.update(lk.id for lk in chosen)
+        return chosen
+
+    def links_on(self, leaf: TwinSwitch) -> list[HostLink]:
+        return [lk for lk in self.links if lk.leaf is leaf]
 
 
 def _truth(check: str, lk: HostLink, side: str, detail: str) -> Truth:
     return {"check": check, "subject": lk.subject(), "entities": [lk.id], "side": side, "detail": detail}
 
 
-def pfc_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
+def _switch_truth(check: str, pick: Picker, leaf: TwinSwitch, config: str, detail: str) -> Truth:
+    return {
+        "check": check,
+        "subject": {"kind": "switch", "id": f"switch:{leaf.name}", "config": config},
+        "entities": sorted(lk.id for lk in pick.links_on(leaf)),
+        "side": "switch",
+        "detail": detail,
+    }
+
+
+def _either(pick: Picker) -> bool:
+    return pick.rng.random() < 0.5
+
+
+def dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-DSCP-MAP: a leaf's DSCP map sends RoCE DSCP 26 to lossy TC 1."""
     out = []
-    for lk in pick.links_for("QOS-PFC-MISMATCH"):
-        if pick.rng.random() < 0.5:
+    for leaf in pick.leaves("dscp-lossy"):
+        leaf.dscp_to_tc[ROCE_DSCP] = 1
+        detail = f"DSCP {ROCE_DSCP} mapped to lossy TC 1 on {leaf.name}"
+        out.append(_switch_truth("QOS-DSCP-MAP", pick, leaf, "DSCP_TO_TC_MAP|ROCE", detail))
+    return out
+
+
+def ecn_thresh(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-ECN-THRESH: a leaf's WRED profile has min and max thresholds swapped."""
+    out = []
+    for leaf in pick.leaves("ecn-thresh"):
+        leaf.ecn_min_bytes, leaf.ecn_max_bytes = leaf.ecn_max_bytes, leaf.ecn_min_bytes
+        detail = "WRED min and max thresholds swapped"
+        out.append(_switch_truth("QOS-ECN-THRESH", pick, leaf, "WRED_PROFILE|ROCE_LOSSLESS", detail))
+    return out
+
+
+def pfc_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-PFC-MISMATCH: PFC off on a NIC, or on priorities 3,4 on its switch port."""
+    out = []
+    for lk in pick.links_for("pfc-mismatch"):
+        if _either(pick):
             lk.nic.pfc = set()
             out.append(_truth("QOS-PFC-MISMATCH", lk, "nic", "PFC disabled on the NIC"))
         else:
@@ -82,46 +134,93 @@ def pfc_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
-def dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
-    leaves = cluster.leaves()
-    chosen = pick.rng.sample(leaves, max(1, len(leaves) // 16))
+def pfc_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-PFC-LOSSY-ROCE: PFC off on both ends of a link."""
     out = []
-    for leaf in chosen:
-        leaf.dscp_to_tc[ROCE_DSCP] = 1
-        affected = [lk for lk in pick.links if lk.leaf is leaf]
-        out.append(
-            {
-                "check": "QOS-DSCP-MAP",
-                "subject": {"kind": "switch", "id": f"switch:{leaf.name}"},
-                "entities": sorted(lk.id for lk in affected),
-                "side": "switch",
-                "detail": f"DSCP {ROCE_DSCP} mapped to lossy TC 1 on {leaf.name}",
-            }
-        )
+    for lk in pick.links_for("pfc-lossy"):
+        lk.nic.pfc = set()
+        lk.port.pfc = set()
+        out.append(_truth("QOS-PFC-LOSSY-ROCE", lk, "both", "PFC off on both ends of the link"))
+    return out
+
+
+def trust_pcp(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-TRUST: a NIC trusts PCP, or a switch port has no DSCP map bound."""
+    out = []
+    for lk in pick.links_for("trust-pcp"):
+        if _either(pick):
+            lk.nic.trust = "pcp"
+            out.append(_truth("QOS-TRUST", lk, "nic", "NIC trusts PCP"))
+        else:
+            lk.port.trusts_dscp = False
+            out.append(_truth("QOS-TRUST", lk, "switch", "no DSCP map bound on the switch port"))
+    return out
+
+
+def tc_override(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-TC-OVERRIDE: a NIC's traffic_class override sends RoCE as DSCP 24."""
+    out = []
+    for lk in pick.links_for("tc-override"):
+        lk.nic.tclass = 96
+        out.append(_truth("QOS-TC-OVERRIDE", lk, "nic", "traffic_class override 96 (DSCP 24)"))
     return out
 
 
 def ecn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-ECN-OFF: no WRED/ECN profile on a switch port's RoCE queue."""
     out = []
-    for lk in pick.links_for("QOS-ECN-OFF"):
-        choice = pick.rng.choice(("switch", "np", "rp"))
-        if choice == "switch":
-            lk.port.roce_queue_ecn = False
-            detail = "no WRED/ECN profile on the switch's RoCE queue"
-        elif choice == "np":
-            lk.nic.np_enabled.discard(ROCE_PRIO)
-            detail = "NIC roce_np disabled on the RoCE priority"
+    for lk in pick.links_for("ecn-off"):
+        lk.port.roce_queue_ecn = False
+        out.append(_truth("QOS-ECN-OFF", lk, "switch", "no WRED/ECN profile on the switch's RoCE queue"))
+    return out
+
+
+def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-DCQCN-OFF: a NIC's roce_np or roce_rp is off on the RoCE priority."""
+    out = []
+    for lk in pick.links_for("dcqcn-off"):
+        point = pick.rng.choice(("roce_np", "roce_rp"))
+        (lk.nic.np_enabled if point == "roce_np" else lk.nic.rp_enabled).discard(ROCE_PRIO)
+        out.append(_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
+    return out
+
+
+def cnp_not_strict(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-CNP: a switch port schedules the CNP queue DWRR instead of strict."""
+    out = []
+    for lk in pick.links_for("cnp-not-strict"):
+        lk.port.cnp_queue_strict = False
+        out.append(_truth("QOS-CNP", lk, "switch", "CNP queue scheduled DWRR instead of strict"))
+    return out
+
+
+def pfcwd_off(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-PFCWD: no PFC watchdog on a switch port."""
+    out = []
+    for lk in pick.links_for("pfcwd-off"):
+        lk.port.pfcwd = False
+        out.append(_truth("QOS-PFCWD", lk, "switch", "no PFC watchdog on the port"))
+    return out
+
+
+def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-CABLE-LEN: NIC or switch configured for a 1 m cable on a 3 m one."""
+    out = []
+    for lk in pick.links_for("cable-len"):
+        if _either(pick):
+            lk.nic.cable_len_m = 1
+            out.append(_truth("QOS-CABLE-LEN", lk, "nic", "NIC cable length 1 m on a 3 m cable"))
         else:
-            lk.nic.rp_enabled.discard(ROCE_PRIO)
-            detail = "NIC roce_rp disabled on the RoCE priority"
-        out.append(_truth("QOS-ECN-OFF", lk, "switch" if choice == "switch" else "nic", detail))
+            lk.port.configured_cable_m = 1
+            out.append(_truth("QOS-CABLE-LEN", lk, "switch", "switch CABLE_LENGTH 1 m on a 3 m cable"))
     return out
 
 
 def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-MTU: switch port MTU 1500 under a 9000 NIC, or a NIC at 1500."""
     out = []
-    for lk in pick.links_for("QOS-MTU"):
-        if pick.rng.random() < 0.5:
+    for lk in pick.links_for("mtu-mismatch"):
+        if _either(pick):
             lk.port.mtu = 1500
             out.append(_truth("QOS-MTU", lk, "switch", "switch port MTU 1500 below the NIC's 9000"))
         else:
@@ -130,9 +229,19 @@ def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+# Switch-wide scenarios come first so per-link ones avoid their leaves (see Picker).
 SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
-    "pfc-mismatch": pfc_mismatch,
     "dscp-lossy": dscp_lossy,
+    "ecn-thresh": ecn_thresh,
+    "pfc-mismatch": pfc_mismatch,
+    "pfc-lossy": pfc_lossy,
+    "trust-pcp": trust_pcp,
+    "tc-override": tc_override,
     "ecn-off": ecn_off,
+    "dcqcn-off": dcqcn_off,
+    "cnp-not-strict": cnp_not_strict,
+    "pfcwd-off": pfcwd_off,
+    "cable-len": cable_len,
     "mtu-mismatch": mtu_mismatch,
 }
+V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")

@@ -66,8 +66,8 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
     )
     return mlnx_qos.MlnxQos(
         dcbx="os",
-        trust="dscp",
-        dscp2prio=dict(nic.dscp2prio),
+        trust=nic.trust,
+        dscp2prio=dict(nic.dscp2prio) if nic.trust == "dscp" else {},
         pfc_enabled=tuple(sorted(nic.pfc)),
         prio_tc={p: p for p in range(8)},
         tcs=tcs,
@@ -76,7 +76,7 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
             max_buffer_size=sum(RX_BUFFERS) + 131072,
             prio2buffer=tuple(1 if p in nic.pfc else 0 for p in range(8)),
         ),
-        cable_len=7,
+        cable_len=nic.cable_len_m,
         notices=(),
     )
 
@@ -165,15 +165,15 @@ def config_db(switch: TwinSwitch) -> str:
                 "wred_green_enable": "true",
                 "wred_yellow_enable": "true",
                 "wred_red_enable": "true",
-                "green_min_threshold": "150000",
-                "green_max_threshold": "1500000",
-                "green_drop_probability": "100",
-                "yellow_min_threshold": "150000",
-                "yellow_max_threshold": "1500000",
-                "yellow_drop_probability": "100",
-                "red_min_threshold": "150000",
-                "red_max_threshold": "1500000",
-                "red_drop_probability": "100",
+                **{
+                    f"{colour}_{field}": value
+                    for colour in ("green", "yellow", "red")
+                    for field, value in (
+                        ("min_threshold", str(switch.ecn_min_bytes)),
+                        ("max_threshold", str(switch.ecn_max_bytes)),
+                        ("drop_probability", "100"),
+                    )
+                },
             }
         },
         "BUFFER_POOL": {
@@ -201,7 +201,7 @@ def config_db(switch: TwinSwitch) -> str:
         "DEVICE_NEIGHBOR": {},
     }
     for lane, (name, port) in enumerate(sorted(switch.ports.items(), key=lambda kv: int(kv[0][8:]))):
-        cable = f"{int(port.cable_m)}m"
+        cable = f"{port.configured_cable_m if port.configured_cable_m is not None else int(port.cable_m)}m"
         tables["CABLE_LENGTH"]["AZURE"][name] = cable
         tables["PORT"][name] = {
             "admin_status": "up",
@@ -214,16 +214,15 @@ def config_db(switch: TwinSwitch) -> str:
             "speed": str(port.speed_mbps),
         }
         pfc = ",".join(str(p) for p in sorted(port.pfc))
-        tables["PORT_QOS_MAP"][name] = {
-            "dscp_to_tc_map": m,
-            "tc_to_queue_map": m,
-            "tc_to_pg_map": m,
-            "pfc_to_queue_map": m,
-            "pfc_enable": pfc,
-            "pfcwd_sw_enable": pfc,
-        }
+        qos_map = {"tc_to_queue_map": m, "tc_to_pg_map": m, "pfc_to_queue_map": m, "pfc_enable": pfc}
+        if port.trusts_dscp:
+            qos_map["dscp_to_tc_map"] = m
+        if port.pfcwd:
+            qos_map["pfcwd_sw_enable"] = pfc
+        tables["PORT_QOS_MAP"][name] = qos_map
         for q in range(8):
-            entry = {"scheduler": "scheduler.1" if q == c.CNP_PRIO else "scheduler.0"}
+            strict = q == c.CNP_PRIO and port.cnp_queue_strict
+            entry = {"scheduler": "scheduler.1" if strict else "scheduler.0"}
             if q == c.ROCE_PRIO and port.roce_queue_ecn:
                 entry["wred_profile"] = c.WRED_PROFILE
             tables["QUEUE"][f"{name}|{q}"] = entry
@@ -240,7 +239,8 @@ def config_db(switch: TwinSwitch) -> str:
         tables["BUFFER_QUEUE"][f"{name}|0-2"] = {"profile": "egress_lossy_profile"}
         tables["BUFFER_QUEUE"][f"{name}|3"] = {"profile": "egress_lossless_profile"}
         tables["BUFFER_QUEUE"][f"{name}|4-7"] = {"profile": "egress_lossy_profile"}
-        tables["PFC_WD"][name] = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
+        if port.pfcwd:
+            tables["PFC_WD"][name] = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
         tables["DEVICE_NEIGHBOR"][name] = {"name": port.peer_node, "port": port.peer_port}
     return orjson.dumps(tables, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + os.linesep
 

@@ -1,0 +1,215 @@
+"""Congestion control on every NIC↔switch link: ECN marking, its thresholds, DCQCN and CNP handling.
+
+DCQCN needs three things: the switch marks ECN on the RoCE queue (QOS-ECN-OFF, QOS-ECN-THRESH), the
+receiving NIC turns marks into CNPs and the sending NIC slows down on them (QOS-DCQCN-OFF), and CNPs
+cross the fabric quickly, in a strict-priority queue that PFC does not pause (QOS-CNP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from unifab.checks.context import CheckContext
+from unifab.checks.findings import SwitchWide, link_finding
+from unifab.checks.registry import CheckSpec
+from unifab.model import Finding, Fix, QueueQos, Severity
+from unifab.render import nic_mlx5, sonic
+
+NO_CC = (
+    "without ECN marks and CNPs DCQCN never slows senders down, so congestion is handled by PFC alone: "
+    "pause storms, head-of-line blocking and victim flows"
+)
+
+
+def _queue_evidence(index: int, queue: QueueQos | None) -> dict[str, object]:
+    if queue is None:
+        return {"queue": index, "configured": False}
+    return {
+        "queue": index,
+        "wred_profile": queue.wred_profile,
+        "ecn_marking": queue.ecn_enabled,
+        "min_bytes": queue.ecn_min_bytes,
+        "max_bytes": queue.ecn_max_bytes,
+        "max_probability": queue.ecn_max_probability,
+        "scheduler": queue.scheduler,
+        "scheduler_type": queue.scheduler_type,
+    }
+
+
+def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
+    """The switch must ECN-mark the RoCE queue on its egress toward every NIC."""
+    base = ctx.baseline
+    if base.switch_roce_tc is None:
+        return
+    for lk in ctx.nic_links:
+        port_q = lk.port.qos
+        if port_q is None or lk.nic.qos is None:
+            continue
+        index = port_q.tc_to_queue.get(base.switch_roce_tc, base.switch_roce_tc)
+        queue = port_q.queues.get(index)
+        if queue is not None and queue.ecn_enabled:
+            continue
+        profile = base.roce_wred_profile or "AZURE_LOSSLESS"
+        yield link_finding(
+            "QOS-ECN-OFF",
+            Severity.ERROR,
+            lk,
+            f"{lk.port.endpoint} does not ECN-mark RoCE queue {index} toward {lk.nic.endpoint}",
+            {"roce_priority": base.nic_roce_prio},
+            {"tc": base.switch_roce_tc, **_queue_evidence(index, queue)},
+            [Fix(lk.port.switch, (sonic.queue_wred(lk.port.name, index, profile),))],
+            NO_CC,
+        )
+
+
+def check_ecn_thresh(ctx: CheckContext) -> Iterator[Finding]:
+    """ECN thresholds on the RoCE queue must be usable: min < max and a non-zero marking probability."""
+    base = ctx.baseline
+    if base.switch_roce_tc is None:
+        return
+    shared = SwitchWide()
+    for lk in ctx.nic_links:
+        port_q = lk.port.qos
+        if port_q is None:
+            continue
+        index = port_q.tc_to_queue.get(base.switch_roce_tc, base.switch_roce_tc)
+        queue = port_q.queues.get(index)
+        if queue is None or not queue.ecn_enabled:
+            continue
+        low, high, prob = queue.ecn_min_bytes, queue.ecn_max_bytes, queue.ecn_max_probability
+        problems = []
+        if low is not None and high is not None and low >= high:
+            problems.append(f"min {low} B ≥ max {high} B")
+        if prob == 0:
+            problems.append("marking probability 0%")
+        if not problems:
+            continue
+        fixes = []
+        if queue.wred_profile and low is not None and high is not None and low >= high:
+            fixes.append(
+                Fix(lk.port.switch, (sonic.wred_thresholds(queue.wred_profile, min(low, high), max(low, high)),))
+            )
+        elif queue.wred_profile:
+            fixes.append(
+                Fix(
+                    lk.port.switch, (sonic.hset(f"WRED_PROFILE|{queue.wred_profile}", "green_drop_probability", "100"),)
+                )
+            )
+        finding = link_finding(
+            "QOS-ECN-THRESH",
+            Severity.ERROR,
+            lk,
+            f"ECN thresholds on {lk.port.endpoint} queue {index} are unusable: {', '.join(problems)}",
+            {},
+            {"tc": base.switch_roce_tc, **_queue_evidence(index, queue)},
+            fixes,
+            "the queue marks at the wrong depth (or never), so DCQCN reacts late or not at all: deeper queues, "
+            "more PFC pauses and tail latency",
+        )
+        if queue.wred_profile:
+            config = f"WRED_PROFILE|{queue.wred_profile}"
+            shared.add(lk.port.switch, config, f"{lk.port.switch} {config}: {', '.join(problems)}", finding)
+        else:
+            yield finding
+    yield from shared.findings()
+
+
+def check_dcqcn_off(ctx: CheckContext) -> Iterator[Finding]:
+    """The NIC must notify (roce_np: send CNPs) and react (roce_rp: slow down) on the RoCE priority."""
+    prio = ctx.baseline.nic_roce_prio
+    if prio is None:
+        return
+    for lk in ctx.nic_links:
+        nic_q = lk.nic.qos
+        if nic_q is None:
+            continue
+        off = [
+            point
+            for point, enabled in (("roce_np", nic_q.ecn_np_enabled), ("roce_rp", nic_q.ecn_rp_enabled))
+            if enabled is not None and prio not in enabled
+        ]
+        if not off:
+            continue
+        names = {"roce_np": "notification point (CNP generation)", "roce_rp": "reaction point (rate limiting)"}
+        yield link_finding(
+            "QOS-DCQCN-OFF",
+            Severity.ERROR,
+            lk,
+            f"DCQCN {' and '.join(names[p] for p in off)} off on {lk.nic.endpoint} for RoCE priority {prio}",
+            {
+                "roce_priority": prio,
+                "roce_np_enabled": None if nic_q.ecn_np_enabled is None else sorted(nic_q.ecn_np_enabled),
+                "roce_rp_enabled": None if nic_q.ecn_rp_enabled is None else sorted(nic_q.ecn_rp_enabled),
+            },
+            {},
+            [Fix(lk.nic.host, tuple(nic_mlx5.ecn_enable(lk.nic.netdev, p, prio) for p in off))],
+            NO_CC,
+        )
+
+
+def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
+    """CNPs must reach a strict-priority queue on the switch and must not ride a PFC-paused class."""
+    base = ctx.baseline
+    for lk in ctx.nic_links:
+        nic_q, port_q = lk.nic.qos, lk.port.qos
+        if nic_q is None or port_q is None or port_q.trust != "dscp":
+            continue
+        cnp_dscp = nic_q.cnp_dscp if nic_q.cnp_dscp is not None else base.cnp_dscp
+        tc = port_q.dscp_to_tc.get(cnp_dscp)
+        index = port_q.tc_to_queue.get(tc, tc) if tc is not None else None
+        queue = port_q.queues.get(index) if index is not None else None
+        strict = queue is not None and queue.scheduler_type == "STRICT"
+        paused = tc is not None and tc in port_q.pfc_enabled
+        if strict and not paused:
+            continue
+        problems = []
+        if not strict:
+            problems.append(f"queue {index} is {queue.scheduler_type if queue else 'unconfigured'}, not strict")
+        if paused:
+            problems.append(f"TC {tc} is PFC-paused")
+        fixes = []
+        if not strict and index is not None and base.cnp_scheduler:
+            fixes.append(Fix(lk.port.switch, (sonic.queue_scheduler(lk.port.name, index, base.cnp_scheduler),)))
+        yield link_finding(
+            "QOS-CNP",
+            Severity.ERROR,
+            lk,
+            f"CNPs (DSCP {cnp_dscp}) from {lk.nic.endpoint} wait on {lk.port.endpoint}: {', '.join(problems)}",
+            {"cnp_dscp": cnp_dscp, "cnp_priority": nic_q.cnp_prio},
+            {"tc": tc, **_queue_evidence(index if index is not None else -1, queue)},
+            fixes,
+            "congestion notifications queue behind data, so senders slow down late: DCQCN oscillates and PFC "
+            "does the work",
+        )
+
+
+CHECKS = (
+    CheckSpec(
+        "QOS-ECN-OFF",
+        "The switch does not ECN-mark the RoCE queue toward a NIC",
+        "Without ECN, DCQCN cannot throttle senders; congestion turns into PFC storms and victim flows.",
+        "Attach the ECN WRED profile to the RoCE queue (QUEUE|<port>|<q> wred_profile on SONiC).",
+        check_ecn_off,
+    ),
+    CheckSpec(
+        "QOS-ECN-THRESH",
+        "ECN thresholds on the RoCE queue are unusable (min ≥ max, or zero marking probability)",
+        "Marks come too late or never; DCQCN cannot keep queues short and PFC pauses grow.",
+        "Set min < max thresholds in bytes and a non-zero marking probability in the WRED profile.",
+        check_ecn_thresh,
+    ),
+    CheckSpec(
+        "QOS-DCQCN-OFF",
+        "DCQCN notification or reaction point is off on a NIC for the RoCE priority",
+        "The NIC never sends CNPs for marked packets, or never slows down on the CNPs it receives.",
+        "echo 1 > /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio> (MLNX_OFED) or the firmware ROCE_CC_PRIO_MASK.",
+        check_dcqcn_off,
+    ),
+    CheckSpec(
+        "QOS-CNP",
+        "CNPs are not in a strict-priority queue, or ride a PFC-paused class",
+        "Congestion notifications wait behind the data they are about, so rate control reacts late.",
+        "Map the CNP DSCP to a strict-priority, non-PFC queue (QUEUE scheduler on SONiC).",
+        check_cnp,
+    ),
+)

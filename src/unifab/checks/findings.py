@@ -1,0 +1,77 @@
+"""Building findings: one per link with evidence from both ends, or one per shared switch setting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from unifab.checks.context import NicLink
+from unifab.model import Finding, Fix, Severity
+
+NIC_KEYS = ("device", "nic", "netdev")
+PORT_KEYS = ("device", "port")
+
+
+def link_finding(
+    check: str,
+    severity: Severity,
+    lk: NicLink,
+    message: str,
+    nic_evidence: dict[str, Any],
+    port_evidence: dict[str, Any],
+    fixes: Iterable[Fix],
+    impact: str,
+) -> Finding:
+    nic, port = lk.nic, lk.port
+    return Finding(
+        check=check,
+        severity=severity,
+        subject={"kind": "link", "a": str(nic.endpoint), "b": str(port.endpoint)},
+        message=message,
+        evidence={
+            "a": {"device": nic.host, "nic": nic.id, "netdev": nic.netdev, **nic_evidence},
+            "b": {"device": port.switch, "port": port.id, **port_evidence},
+        },
+        fix=tuple(fixes),
+        impact={"summary": impact},
+        entities=(lk.link.id,),
+    )
+
+
+def merge_switch_wide(switch: str, config: str, message: str, group: list[Finding]) -> Finding:
+    """One finding for a switch-wide setting (a map, a profile) that is wrong on many links.
+
+    ``group`` holds the per-link findings; the merged one keeps the worst severity, the common
+    evidence of both sides, the shared fix and every affected link.
+    """
+    first = group[0]
+    severity = max((f.severity for f in group), key=lambda s: s.rank)
+    links = sorted(e for f in group for e in f.entities)
+    return Finding(
+        check=first.check,
+        severity=severity,
+        subject={"kind": "switch", "id": f"switch:{switch}", "config": config},
+        message=f"{message}; {len(links)} host links depend on it",
+        evidence={
+            "a": {k: v for k, v in first.evidence["a"].items() if k not in NIC_KEYS},
+            "b": {"device": switch, **{k: v for k, v in first.evidence["b"].items() if k not in PORT_KEYS}},
+            "links": links,
+        },
+        fix=first.fix,
+        impact={**first.impact, "links": len(links)},
+        entities=tuple(links),
+    )
+
+
+class SwitchWide:
+    """Collects per-link findings caused by one shared switch setting, to emit each setting once."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str, str], list[Finding]] = {}
+
+    def add(self, switch: str, config: str, message: str, finding: Finding) -> None:
+        self._groups.setdefault((switch, config, message), []).append(finding)
+
+    def findings(self) -> Iterator[Finding]:
+        for (switch, config, message), group in self._groups.items():
+            yield group[0] if len(group) == 1 else merge_switch_wide(switch, config, message, group)

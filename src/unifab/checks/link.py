@@ -1,0 +1,119 @@
+"""Physical agreement on each NIC↔switch link: MTU and the cable length headroom is sized for."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from unifab.checks.context import CheckContext
+from unifab.checks.findings import link_finding
+from unifab.checks.registry import CheckSpec
+from unifab.model import Finding, Fix, Severity
+from unifab.render import nic_mlx5, sonic
+
+ROCE_HEADERS = 96  # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (iboe_get_mtu)
+IB_MTUS = (4096, 2048, 1024, 512, 256)
+
+
+def roce_active_mtu(netdev_mtu: int) -> int | None:
+    """RoCE path MTU the NIC negotiates for a netdev MTU (the largest IB MTU that fits)."""
+    room = netdev_mtu - ROCE_HEADERS
+    return next((m for m in IB_MTUS if m <= room), None)
+
+
+def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
+    """Switch port MTU must carry the NIC's frames, and the NIC must run the fabric's MTU."""
+    base = ctx.baseline
+    for lk in ctx.nic_links:
+        nic_mtu, sw_mtu = lk.nic.mtu, lk.port.mtu
+        if nic_mtu is None or sw_mtu is None:
+            continue
+        too_small_switch = sw_mtu < nic_mtu
+        nic_below = base.nic_mtu is not None and nic_mtu < base.nic_mtu
+        if not (too_small_switch or nic_below):
+            continue
+        fixes = []
+        if nic_below and base.nic_mtu is not None:
+            fixes.append(Fix(lk.nic.host, (nic_mlx5.mtu(lk.nic.netdev, base.nic_mtu),)))
+        want_sw = max(base.switch_mtu or 0, base.nic_mtu or 0, nic_mtu)
+        if sw_mtu < want_sw and (too_small_switch or (base.switch_mtu or 0) > sw_mtu):
+            fixes.append(Fix(lk.port.switch, (sonic.port_mtu(lk.port.name, want_sw),)))
+        roce = roce_active_mtu(nic_mtu)
+        if too_small_switch:
+            message = f"{lk.port.endpoint} MTU {sw_mtu} is below {lk.nic.endpoint} MTU {nic_mtu}"
+            impact = "frames larger than the switch MTU are dropped: RoCE messages time out and retransmit"
+        else:
+            message = f"{lk.nic.endpoint} MTU {nic_mtu} is below the fabric's {base.nic_mtu} (RoCE MTU {roce})"
+            impact = f"RoCE path MTU falls to {roce} bytes for every peer of this NIC, cutting bandwidth"
+        yield link_finding(
+            "QOS-MTU",
+            Severity.CRITICAL if too_small_switch else Severity.WARNING,
+            lk,
+            message,
+            {"mtu": nic_mtu, "roce_active_mtu": roce},
+            {"mtu": sw_mtu},
+            fixes,
+            impact,
+        )
+
+
+def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
+    """Cable length configured for headroom on NIC and switch must match the cable that is there.
+
+    The plan's length (rounded up to whole metres) is the truth when known; otherwise the two ends
+    must at least agree. Shorter than real undersizes PFC headroom (drops); longer wastes buffer.
+    """
+    for lk in ctx.nic_links:
+        nic_len = lk.nic.qos.cable_len_m if lk.nic.qos else None
+        sw_len = lk.port.qos.cable_len_m if lk.port.qos else None
+        plan = math.ceil(lk.link.cable_m) if lk.link.cable_m is not None else None
+        reference = plan if plan is not None else (sw_len if nic_len is not None and sw_len is not None else None)
+        if reference is None:
+            continue
+        wrong = {
+            side: value
+            for side, value in (("nic", nic_len), ("switch", sw_len))
+            if value is not None and value != reference and not (plan is None and side == "switch")
+        }
+        if not wrong:
+            continue
+        short = any(v < reference for v in wrong.values())
+        fixes = []
+        if "nic" in wrong:
+            fixes.append(Fix(lk.nic.host, (nic_mlx5.cable_len(lk.nic.netdev, reference),)))
+        if "switch" in wrong:
+            fixes.append(Fix(lk.port.switch, (sonic.cable_length(lk.port.name, reference),)))
+        against = f"the planned {plan} m cable" if plan is not None else f"the switch's {sw_len} m"
+        yield link_finding(
+            "QOS-CABLE-LEN",
+            Severity.ERROR if short else Severity.WARNING,
+            lk,
+            "cable length for headroom differs from "
+            + against
+            + ": "
+            + ", ".join(f"{side} {value} m" for side, value in wrong.items()),
+            {"cable_len_m": nic_len, "planned_m": lk.link.cable_m},
+            {"cable_len_m": sw_len, "planned_m": lk.link.cable_m},
+            fixes,
+            "headroom sized for a shorter cable overflows before the pause takes effect (drops on a lossless class)"
+            if short
+            else "headroom sized for a longer cable wastes shared buffer that bursts need",
+        )
+
+
+CHECKS = (
+    CheckSpec(
+        "QOS-MTU",
+        "Switch port MTU below the NIC's, or a NIC below the fabric's MTU",
+        "Oversized frames are dropped; a small NIC MTU lowers the RoCE path MTU for all its peers.",
+        "Set the switch port MTU ≥ the NIC MTU (config interface mtu) and the NIC to the fabric MTU (ip link).",
+        check_mtu,
+    ),
+    CheckSpec(
+        "QOS-CABLE-LEN",
+        "Cable length configured for PFC headroom differs between NIC, switch and plan",
+        "Headroom computed for the wrong length overflows (too short) or wastes buffer (too long).",
+        "Set the real length: mlnx_qos --cable_len on the NIC, CABLE_LENGTH on SONiC.",
+        check_cable_len,
+    ),
+)

@@ -1,0 +1,67 @@
+"""ECN, DCQCN and CNP checks: each silent on the clean fixture and exact on one deviation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from unifab.checks.runner import run_checks
+from unifab.model import Fabric, Severity
+
+FabricFactory = Callable[..., Fabric]
+
+
+def _queues(fabric: Fabric, port: str) -> dict:  # type: ignore[type-arg]
+    qos = fabric.switches["leaf1"].ports[port].qos
+    assert qos is not None
+    return qos.queues
+
+
+def test_ecn_thresholds_swapped_in_a_shared_profile_is_one_finding(make_fabric: FabricFactory) -> None:
+    fabric = make_fabric(n=6)
+    for i in range(6):
+        queues = _queues(fabric, f"Ethernet{i * 8}")
+        queues[3] = replace(queues[3], ecn_min_bytes=1_500_000, ecn_max_bytes=150_000)
+    findings = run_checks(fabric)
+    assert [f.check for f in findings] == ["QOS-ECN-THRESH"]
+    f = findings[0]
+    assert f.subject["config"] == "WRED_PROFILE|ROCE_LOSSLESS" and len(f.entities) == 6
+    assert "min 1500000 B ≥ max 150000 B" in f.message
+    assert f.fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|ROCE_LOSSLESS' 'green_min_threshold' '150000' "
+        "'green_max_threshold' '1500000'",
+    )
+
+
+def test_zero_marking_probability(make_fabric: FabricFactory) -> None:
+    fabric = make_fabric()
+    queues = _queues(fabric, "Ethernet0")
+    queues[3] = replace(queues[3], ecn_max_probability=0)
+    [finding] = run_checks(fabric)
+    assert finding.check == "QOS-ECN-THRESH" and "probability 0%" in finding.message
+
+
+def test_cnp_queue_not_strict(make_fabric: FabricFactory) -> None:
+    fabric = make_fabric()
+    queues = _queues(fabric, "Ethernet16")
+    queues[6] = replace(queues[6], scheduler_type="DWRR", scheduler="scheduler.0")
+    [finding] = run_checks(fabric)
+    assert finding.check == "QOS-CNP" and finding.severity is Severity.ERROR
+    assert finding.evidence["a"]["cnp_dscp"] == 48 and finding.evidence["b"]["queue"] == 6
+    assert finding.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet16|6' 'scheduler' 'scheduler.1'",)
+
+
+def test_cnp_on_a_paused_class(make_fabric: FabricFactory) -> None:
+    findings = run_checks(make_fabric(nic_qos={1: {"cnp_dscp": 26}}))
+    assert [f.check for f in findings] == ["QOS-CNP"]
+    assert "PFC-paused" in findings[0].message
+
+
+def test_dcqcn_notification_point_off(make_fabric: FabricFactory) -> None:
+    [finding] = run_checks(make_fabric(nic_qos={3: {"ecn_np_enabled": frozenset()}}))
+    assert finding.check == "QOS-DCQCN-OFF"
+    assert finding.fix[0].commands == ("echo 1 > /sys/class/net/eth0/ecn/roce_np/enable/3",)
+
+
+def test_unknown_dcqcn_state_is_not_a_finding(make_fabric: FabricFactory) -> None:
+    assert run_checks(make_fabric(nic_qos={3: {"ecn_np_enabled": None, "ecn_rp_enabled": None}})) == []
