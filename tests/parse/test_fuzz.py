@@ -28,11 +28,31 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-config-db": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
+    "show_gids": ("host/show_gids_husky.txt",),
+    "hw-counters": ("host/sysfs_class_infiniband_h100_flat.txt",),
+    "rdma-statistic": ("host/rdma_statistic_optional_counters_rocep8s0f0.txt",),
 }
 INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "sysfs-ecn": ("roce_np/enable/3: 1\nroce_rp/enable/3: 1\nroce_np/cnp_dscp: 48\n",),
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
+    "ibv_devinfo": (
+        "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
+        "\tnode_guid:\t\t\tb83f:d203:00a1:b2c4\n\tsys_image_guid:\t\t\tb83f:d203:00a1:b2c4\n"
+        "\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4129\n\thw_ver:\t\t\t\t0x0\n"
+        "\tboard_id:\t\t\tMT_0000000838\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n"
+        "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n"
+        "\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\t\t\tport_lmc:\t\t0x00\n"
+        "\t\t\tlink_layer:\t\tEthernet\n",
+    ),
+    "ethtool-S": ("NIC statistics:\n     rx_packets: 91\n     rx_prio3_pause: 7\n     tx_prio3_pause: 2\n",),
+    "sysfs-cc-params": ("np_cnp_dscp: 48\nnp_cnp_prio: 6\nrp_gd: 11\n",),
+    "roce-tos": ("ports/1/default_roce_tos: 106\nports/1/default_roce_mode: RoCE v2\n",),
+    "bnxt-qos": (
+        "IEEE 8021QAZ ETS Configuration TLV:\n         PRIO_MAP: 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
+        "         TC Bandwidth: 50% 50%\n         TSA_MAP: 0:ets 1:ets\nIEEE 8021QAZ PFC TLV:\n"
+        "         PFC enabled: 3\n",
+    ),
 }
 
 
@@ -97,3 +117,10 @@ def test_seeds_exist(samples: Path) -> None:
     for rels in SEEDS.values():
         for rel in rels:
             assert (samples / rel).is_file(), rel
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_seeds_parse_cleanly(samples: Path, fmt: str) -> None:
+    """Fuzzing starts from valid inputs, so mutations explore the parser, not only its first error."""
+    for seed in _seeds(samples, fmt):
+        FORMATS[fmt].parser()(seed, "seed")

@@ -52,5 +52,33 @@ FORMATS: dict[str, Format] = {
         ),
         Format("sonic-qos", "unifab.parse.switch.sonic_qos", "SONiC CONFIG_DB resolved to per-port QoS"),
         Format("cabling-csv", "unifab.parse.plan.cabling", "plan/cabling.csv"),
+        Format("show_gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
+        Format("ibv_devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
+        Format(
+            "hw-counters",
+            "unifab.parse.host.hw_counters",
+            "/sys/class/infiniband[/<dev>] port state and counters (a directory, 'path: value' lines, or show_counters)",
+            tree=True,
+        ),
+        Format("rdma-statistic", "unifab.parse.host.rdma_statistic", "rdma statistic show / mode output"),
+        Format("ethtool-S", "unifab.parse.host.ethtool_stats", "ethtool -S <if> output (flat counter map)"),
+        Format(
+            "sysfs-cc-params",
+            "unifab.parse.host.cc_params",
+            "/sys/kernel/debug/mlx5/<bdf>/cc_params (a directory, or 'name: value' lines)",
+            tree=True,
+        ),
+        Format(
+            "roce-tos",
+            "unifab.parse.host.roce_tos",
+            "rdma_cm configfs default_roce_tos/mode (a directory, 'path: value' lines, or cma_roce_tos output)",
+            tree=True,
+        ),
+        Format(
+            "bnxt-qos",
+            "unifab.parse.host.bnxt_qos",
+            "niccli getqos / bnxtqos get_qos output, or the bnxt_re cc configfs (a directory)",
+            tree=True,
+        ),
     )
 }

@@ -1,0 +1,123 @@
+"""``ethtool -S <if>`` (ethtool, any version) with mlx5 counter names from old and new kernels.
+
+Format: a ``NIC statistics:`` header, then one ``     <name>: <value>`` line per counter (five spaces;
+``%llu`` values). The record is the flat ``{counter: value}`` map in printed order, names as printed.
+
+mlx5 names changed over time (kernel ``Documentation/.../mlx5/counters.rst`` for the current ones):
+kernels up to ~4.7 print IEEE/RFC block names (``pause_ctrl_rx``, ``in_discards``, ``p64octets``...)
+and ``prio<p>_rx_pause``-style per-priority names; newer kernels print ``rx_pause_ctrl_phy``,
+``rx_discards_phy``, ``rx_prio<p>_pause``... ``canonical()`` maps the old names onto the new ones
+(``OLD_NAMES``) so checks can ask for one spelling. Per-priority pause counters exist only for
+priorities with PFC enabled; ``*_pause_duration`` is in microseconds.
+
+The header may be missing (some tools strip it). Names are everything before the last ``:`` of a
+line, so drivers that prefix per-queue names (``[0]: rx_ucast_packets: 5``) read too. A name may
+appear once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from unifab.errors import ParseError
+
+HEADER = "NIC statistics:"
+
+# old mlx5 name -> current name, paired by the PPCNT field both read (old: en_stats.h of kernels
+# <= ~4.7, e.g. isc-projects/ethq tests/mlx5_core; new: counters.rst). RFC 2819 ``oversize_pkts``
+# and ``crc_align_errors`` have no current twin (``rx_oversize_pkts_phy`` reads 802.3 too-long frames).
+OLD_NAMES: dict[str, str] = {
+    "frames_tx": "tx_packets_phy",
+    "frames_rx": "rx_packets_phy",
+    "check_seq_err": "rx_crc_errors_phy",
+    "octets_tx": "tx_bytes_phy",
+    "octets_received": "rx_bytes_phy",
+    "in_range_len_errors": "rx_in_range_len_errors_phy",
+    "out_of_range_len": "rx_out_of_range_len_phy",
+    "too_long_errors": "rx_oversize_pkts_phy",
+    "symbol_err": "rx_symbol_err_phy",
+    "mac_control_tx": "tx_mac_control_phy",
+    "mac_control_rx": "rx_mac_control_phy",
+    "unsupported_op_rx": "rx_unsupported_op_phy",
+    "pause_ctrl_rx": "rx_pause_ctrl_phy",
+    "pause_ctrl_tx": "tx_pause_ctrl_phy",
+    "in_discards": "rx_discards_phy",
+    "out_discards": "tx_discards_phy",
+    "out_errors": "tx_errors_phy",
+    "undersize_pkts": "rx_undersize_pkts_phy",
+    "fragments": "rx_fragments_phy",
+    "jabbers": "rx_jabbers_phy",
+}
+# old per-priority suffix ("prio3_rx_pause") -> current name pattern ("rx_prio3_pause")
+OLD_PRIO_NAMES: dict[str, str] = {
+    "rx_octets": "rx_prio{p}_bytes",
+    "rx_frames": "rx_prio{p}_packets",
+    "tx_octets": "tx_prio{p}_bytes",
+    "tx_frames": "tx_prio{p}_packets",
+    "rx_pause": "rx_prio{p}_pause",
+    "rx_pause_duration": "rx_prio{p}_pause_duration",
+    "rx_pause_transition": "rx_prio{p}_pause_transition",
+    "tx_pause": "tx_prio{p}_pause",
+    "tx_pause_duration": "tx_prio{p}_pause_duration",
+}
+
+_OLD_PRIO = re.compile(r"^prio([0-7])_(.+)$")
+_NUM = re.compile(r"^\d+$")
+
+
+def parse(text: str, source: str = "<input>") -> dict[str, int]:
+    """Read ``ethtool -S`` output into ``{counter: value}``."""
+    stats: dict[str, int] = {}
+    seen_header = False
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line == HEADER:
+            if seen_header or stats:
+                raise ParseError(source, f"expected {HEADER!r} once, before the counters", line=number)
+            seen_header = True
+            continue
+        name, colon, value = line.rpartition(":")
+        name, value = name.strip(), value.strip()
+        if not colon or not name:
+            raise ParseError(source, f"expected '<counter>: <value>', got {line[:60]!r}", line=number)
+        if not _NUM.match(value):
+            raise ParseError(source, f"expected an unsigned integer for {name}, got {value[:30]!r}", line=number)
+        if name in stats:
+            raise ParseError(source, f"expected {name} once", line=number)
+        stats[name] = int(value)
+    if not stats and not seen_header:
+        raise ParseError(source, f"expected {HEADER!r} and counters, got empty text", line=1)
+    return stats
+
+
+def render(stats: dict[str, int]) -> str:
+    """Write ``stats`` the way ``ethtool -S`` prints them."""
+    return HEADER + "\n" + "".join(f"     {name}: {value}\n" for name, value in stats.items())
+
+
+def canonical_name(name: str) -> str:
+    """The current mlx5 spelling of ``name`` (unchanged when it is not an old name)."""
+    if name in OLD_NAMES:
+        return OLD_NAMES[name]
+    m = _OLD_PRIO.match(name)
+    if m and m[2] in OLD_PRIO_NAMES:
+        return OLD_PRIO_NAMES[m[2]].format(p=m[1])
+    return name
+
+
+def canonical(stats: dict[str, int]) -> dict[str, int]:
+    """``stats`` with old mlx5 names renamed; a current name printed too wins over its old twin."""
+    out: dict[str, int] = {}
+    for name, value in stats.items():
+        new = canonical_name(name)
+        if new == name or new not in stats:
+            out[new] = value
+    return out
+
+
+def per_priority(stats: dict[str, int], pattern: str) -> dict[int, int]:
+    """``{priority: value}`` for a ``{p}`` pattern, e.g. ``per_priority(s, "rx_prio{p}_pause")``."""
+    current = canonical(stats)
+    return {p: current[pattern.format(p=p)] for p in range(8) if pattern.format(p=p) in current}
