@@ -1,0 +1,10 @@
+"""Writing twin files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -1,0 +1,121 @@
+"""A twin switch's artifacts: SONiC ``config_db.json``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from unifab.twin import cluster as c
+from unifab.twin.cluster import TwinSwitch
+
+
+def config_db(switch: TwinSwitch) -> str:
+    """The switch's CONFIG_DB as ``config_db.json`` (nested shape, 4-space indent as SONiC saves it)."""
+    m = c.QOS_MAP
+    identity = {str(i): str(i) for i in range(8)}
+    tables: dict[str, dict[str, Any]] = {
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": switch.name,
+                "hwsku": "ACS-SN5600",
+                "platform": "x86_64-nvidia_sn5600-r0",
+                "type": "LeafRouter" if switch.role == "leaf" else "SpineRouter",
+                "buffer_model": "traditional",
+                "default_pfcwd_status": "enable",
+                "mac": switch.mac,
+            }
+        },
+        "DSCP_TO_TC_MAP": {m: {str(d): str(tc) for d, tc in sorted(switch.dscp_to_tc.items())}},
+        "TC_TO_PRIORITY_GROUP_MAP": {m: {str(i): str(i if i in (3, 4) else 0) for i in range(8)}},
+        "TC_TO_QUEUE_MAP": {m: identity},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {m: identity},
+        "SCHEDULER": {
+            "scheduler.0": {"type": "DWRR", "weight": "50"},
+            "scheduler.1": {"type": "STRICT"},
+        },
+        "WRED_PROFILE": {
+            c.WRED_PROFILE: {
+                "ecn": "ecn_all",
+                "wred_green_enable": "true",
+                "wred_yellow_enable": "true",
+                "wred_red_enable": "true",
+                **{
+                    f"{colour}_{field}": value
+                    for colour in ("green", "yellow", "red")
+                    for field, value in (
+                        ("min_threshold", str(switch.ecn_min_bytes)),
+                        ("max_threshold", str(switch.ecn_max_bytes)),
+                        ("drop_probability", "100"),
+                    )
+                },
+            }
+        },
+        "BUFFER_POOL": {
+            "ingress_lossless_pool": {
+                "mode": "dynamic",
+                "size": "60817392",
+                "type": "ingress",
+                "xoff": "8250000",
+            },
+            "egress_lossless_pool": {"mode": "dynamic", "size": "60817392", "type": "egress"},
+            "egress_lossy_pool": {"mode": "dynamic", "size": "50270208", "type": "egress"},
+        },
+        "BUFFER_PROFILE": {
+            "ingress_lossy_profile": {"dynamic_th": "3", "pool": "ingress_lossless_pool", "size": "0"},
+            "egress_lossless_profile": {"dynamic_th": "7", "pool": "egress_lossless_pool", "size": "0"},
+            "egress_lossy_profile": {"dynamic_th": "7", "pool": "egress_lossy_pool", "size": "9216"},
+        },
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "100"}},
+        "CABLE_LENGTH": {"AZURE": {}},
+        "PORT": {},
+        "PORT_QOS_MAP": {},
+        "QUEUE": {},
+        "BUFFER_PG": {},
+        "BUFFER_QUEUE": {},
+        "DEVICE_NEIGHBOR": {},
+    }
+    for lane, (name, port) in enumerate(sorted(switch.ports.items(), key=lambda kv: int(kv[0][8:]))):
+        cable = f"{port.configured_cable_m if port.configured_cable_m is not None else int(port.cable_m)}m"
+        tables["CABLE_LENGTH"]["AZURE"][name] = cable
+        tables["PORT"][name] = {
+            "admin_status": "up",
+            "alias": f"etp{lane + 1}",
+            "description": f"{port.peer_node}:{port.peer_port}",
+            "fec": "rs",
+            "index": str(lane + 1),
+            "lanes": ",".join(str(lane * 8 + i) for i in range(8)),
+            "mtu": str(port.mtu),
+            "speed": str(port.speed_mbps),
+        }
+        pfc = ",".join(str(p) for p in sorted(port.pfc))
+        qos_map = {"tc_to_queue_map": m, "tc_to_pg_map": m, "pfc_to_queue_map": m, "pfc_enable": pfc}
+        if port.trusts_dscp:
+            qos_map["dscp_to_tc_map"] = m
+        if port.pfcwd:
+            qos_map["pfcwd_sw_enable"] = pfc
+        tables["PORT_QOS_MAP"][name] = qos_map
+        for q in range(8):
+            strict = q == c.CNP_PRIO and port.cnp_queue_strict
+            entry = {"scheduler": "scheduler.1" if strict else "scheduler.0"}
+            if q == c.ROCE_PRIO and port.roce_queue_ecn:
+                entry["wred_profile"] = c.WRED_PROFILE
+            tables["QUEUE"][f"{name}|{q}"] = entry
+        profile = f"pg_lossless_{port.speed_mbps}_{cable}_profile"
+        tables["BUFFER_PROFILE"][profile] = {
+            "dynamic_th": "0",
+            "pool": "ingress_lossless_pool",
+            "size": "19456",
+            "xoff": "231424",
+            "xon": "19456",
+        }
+        tables["BUFFER_PG"][f"{name}|0"] = {"profile": "ingress_lossy_profile"}
+        tables["BUFFER_PG"][f"{name}|3"] = {"profile": profile}
+        tables["BUFFER_QUEUE"][f"{name}|0-2"] = {"profile": "egress_lossy_profile"}
+        tables["BUFFER_QUEUE"][f"{name}|3"] = {"profile": "egress_lossless_profile"}
+        tables["BUFFER_QUEUE"][f"{name}|4-7"] = {"profile": "egress_lossy_profile"}
+        if port.pfcwd:
+            tables["PFC_WD"][name] = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
+        tables["DEVICE_NEIGHBOR"][name] = {"name": port.peer_node, "port": port.peer_port}
+    return orjson.dumps(tables, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + os.linesep
