@@ -29,6 +29,26 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "junos-lldp": (
+        "switch/junos/junos-qfx-19.4R1.10_leaf01_show_lldp_neighbors_detail.json",
+        "switch/junos/ntc_juniper_junos_show_lldp_neighbors.raw",
+    ),
+    "junos-interfaces": ("switch/junos/ntc_juniper_junos_show_interfaces.raw",),
+    "nxos-lldp": (
+        "switch/nxos/nxos-9.3.4_leaf01_show_lldp_neighbors_json.json",
+        "switch/nxos/ntc_cisco_nxos_show_lldp_neighbors_detail.raw",
+    ),
+    "nxos-interfaces": (
+        "switch/nxos/nxos-9.3.4_leaf01_show_interface_brief_json.json",
+        "switch/nxos/nxos-9.3.4_leaf01_show_interface_egrep.txt",
+    ),
+    "cumulus-lldp": (
+        "switch/nvue/cumulus-4.3.0_leaf01_net_show_lldp_json.json",
+        "switch/nvue/suzieq_texttfsm_lldpd.txt",
+    ),
+    "cumulus-interfaces": ("switch/nvue/cumulus-4.3.0_exit01_vtysh_show_int_vrf_all__ip_-d_address_show.txt",),
+    "lldpctl": ("host/ubuntu-16.04_edge01_lldpctl.txt", "host/lldpcli_neighbors_details_host.txt"),
+    "ip-link": ("host/ntc_linux_ip_link_show.raw", "host/ubuntu-16.04_edge01_ip_-d_address_show.txt"),
     "hw-counters": ("host/sysfs_class_infiniband_h100_flat.txt",),
     "rdma-statistic": ("host/rdma_statistic_optional_counters_rocep8s0f0.txt",),
 }

@@ -27,7 +27,7 @@ class CheckSpec:
     run: CheckFn | None = None
 
 
-CHECK_MODULES = ("unifab.checks.qos", "unifab.checks.congestion", "unifab.checks.link")
+CHECK_MODULES = ("unifab.checks.qos", "unifab.checks.congestion", "unifab.checks.headroom", "unifab.checks.link")
 
 INPUT_CHECKS = (
     CheckSpec(

@@ -52,6 +52,16 @@ FORMATS: dict[str, Format] = {
         ),
         Format("sonic-qos", "unifab.parse.switch.sonic_qos", "SONiC CONFIG_DB resolved to per-port QoS"),
         Format("cabling-csv", "unifab.parse.plan.cabling", "plan/cabling.csv"),
+        Format(
+            "junos-lldp", "unifab.parse.switch.junos", "Junos show lldp neighbors [detail] (| display json, or CLI)"
+        ),
+        Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
+        Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
+        Format("nxos-interfaces", "unifab.parse.switch.nxos", "NX-OS show interface brief | json native, or text"),
+        Format("cumulus-lldp", "unifab.parse.switch.cumulus", "Cumulus net show lldp json (lldpd json0), or lldpctl"),
+        Format("cumulus-interfaces", "unifab.parse.switch.cumulus", "FRR vtysh show interface [+ ip -d address show]"),
+        Format("lldpctl", "unifab.parse.host.lldpctl_text", "lldpctl / lldpcli show neighbors plain text"),
+        Format("ip-link", "unifab.parse.host.ip_link", "ip [-d] link show / ip [-d] address show"),
         Format("show_gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
         Format("ibv_devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
         Format(

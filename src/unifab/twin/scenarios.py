@@ -216,6 +216,15 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def headroom_short(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-HEADROOM: a switch port's lossless PG gets a quarter of the xoff its cable needs."""
+    out = []
+    for lk in pick.links_for("headroom-short"):
+        lk.port.headroom_short = True
+        out.append(_truth("QOS-HEADROOM", lk, "switch", "lossless PG xoff cut to a quarter"))
+    return out
+
+
 def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-MTU: switch port MTU 1500 under a 9000 NIC, or a NIC at 1500."""
     out = []
@@ -242,6 +251,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "cnp-not-strict": cnp_not_strict,
     "pfcwd-off": pfcwd_off,
     "cable-len": cable_len,
+    "headroom-short": headroom_short,
     "mtu-mismatch": mtu_mismatch,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 import orjson
 
+from unifab.checks.headroom import SPECTRUM_ASICS, HeadroomCalc, sonic_mellanox_xoff
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinSwitch
+
+
+@functools.cache
+def _headroom(speed_mbps: int, cable_m: int) -> HeadroomCalc:
+    """What buildimage's static table holds for an SN5600 (Spectrum-4): small packets 100 %, shared pool."""
+    return sonic_mellanox_xoff(
+        speed_mbps,
+        cable_m,
+        c.SWITCH_MTU,
+        SPECTRUM_ASICS["Spectrum-4"],
+        small_packet_percentage=100,
+        shared_headroom_pool=True,
+        lanes=8,
+    )
 
 
 def config_db(switch: TwinSwitch) -> str:
@@ -102,14 +118,17 @@ def config_db(switch: TwinSwitch) -> str:
             if q == c.ROCE_PRIO and port.roce_queue_ecn:
                 entry["wred_profile"] = c.WRED_PROFILE
             tables["QUEUE"][f"{name}|{q}"] = entry
-        profile = f"pg_lossless_{port.speed_mbps}_{cable}_profile"
-        tables["BUFFER_PROFILE"][profile] = {
-            "dynamic_th": "0",
-            "pool": "ingress_lossless_pool",
-            "size": "19456",
-            "xoff": "231424",
-            "xon": "19456",
-        }
+        profile = f"pg_lossless_{port.speed_mbps}_{cable}{'_short' if port.headroom_short else ''}_profile"
+        if profile not in tables["BUFFER_PROFILE"]:
+            headroom = _headroom(port.speed_mbps, int(cable.removesuffix("m")))
+            xoff = headroom.xoff // 4 if port.headroom_short else headroom.xoff
+            tables["BUFFER_PROFILE"][profile] = {
+                "dynamic_th": "0",
+                "pool": "ingress_lossless_pool",
+                "size": str(headroom.size),
+                "xoff": str(xoff),
+                "xon": str(headroom.xon),
+            }
         tables["BUFFER_PG"][f"{name}|0"] = {"profile": "ingress_lossy_profile"}
         tables["BUFFER_PG"][f"{name}|3"] = {"profile": profile}
         tables["BUFFER_QUEUE"][f"{name}|0-2"] = {"profile": "egress_lossy_profile"}

@@ -1,0 +1,163 @@
+"""iproute2 ``ip link show``, ``ip address show`` and their ``-d`` (details) forms, text output.
+
+Every link starts with an unindented header, then indented lines::
+
+    5: eth1.2@eth1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000
+        link/ether 52:54:00:a8:38:3d brd ff:ff:ff:ff:ff:ff promiscuity 0
+        vlan protocol 802.1Q id 2 <REORDER_HDR>
+        bond_slave state ACTIVE mii_status UP ...          (-d: slave info, "<kind>_slave ...")
+        alias to Spine01                                    (ifalias, when set)
+        altname enp1s0                                      (newer iproute2)
+        inet 169.254.254.2/30 brd 169.254.254.3 scope global eth1.2
+           valid_lft forever preferred_lft forever
+
+* ``name@link``: the part after ``@`` is the lower device (VLAN parent, veth peer ``if5``); the name is
+  the part before it.
+* ``admin_up`` is the ``UP`` flag. ``oper_up`` is ``state UP`` (True) or DOWN / LOWERLAYERDOWN /
+  NOTPRESENT / DORMANT / TESTING (False); for ``state UNKNOWN`` (loopback, tun, some virtual links) and
+  when no state is printed it is ``UP`` and ``LOWER_UP`` both set.
+* ``-d`` output is recognised by ``promiscuity`` on the ``link/`` line. Its first detail line names the
+  link kind (``vlan``, ``bond``, ``bridge``, ``veth``, ``vxlan``, ``vrf``, ``macvlan``, ``tun`` ...,
+  see :data:`LINK_KINDS`); ``<kind>_slave`` lines describe the master's view and are not the kind.
+  With ``-d`` and no kind, ``link/ether`` is ``ethernet``; without ``-d`` only ``link/loopback`` tells
+  the kind (``loopback``), other links get ``None``.
+* ``mac`` is the ``link/ether`` address (``None`` for other link types); ``description`` is the
+  ``alias``; ``speed_mbps`` is always ``None`` (ip does not print it: use ethtool or sysfs).
+
+Captures glued from several hosts (interface indexes restarting) are read as one list in file order;
+names are not checked for uniqueness here. Indentation is not fixed (some captures use 3 spaces).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from unifab.errors import ParseError
+from unifab.parse.netdev import Interface, normalize_mac
+
+__all__ = ["LINK_KINDS", "parse", "parse_lines"]
+
+_HEADER = re.compile(r"(?P<index>\d+):\s+(?P<name>[^\s:@]+)(?:@(?P<link>[^\s:]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)")
+_MTU = re.compile(r"\bmtu (\d+)\b")
+_STATE = re.compile(r"\bstate (\S+)")
+
+# `ip link help` TYPE list (iproute2 6.x) plus kinds seen in `-d` output; "_slave" variants excluded.
+LINK_KINDS = frozenset(
+    {
+        "amt", "bareudp", "batadv", "bond", "bridge", "can", "dsa", "dummy", "erspan", "geneve", "gre",
+        "gretap", "gtp", "hsr", "ifb", "ip6erspan", "ip6gre", "ip6gretap", "ip6tnl", "ipip", "ipoib",
+        "ipvlan", "ipvtap", "macsec", "macvlan", "macvtap", "netdevsim", "netkit", "nlmon", "openvswitch",
+        "rmnet", "sit", "team", "tun", "vcan", "veth", "virt_wifi", "vlan", "vrf", "vti", "vti6", "vxcan",
+        "vxlan", "wireguard", "xfrm",
+    }
+)  # fmt: skip
+
+_DOWN_STATES = frozenset({"DOWN", "LOWERLAYERDOWN", "NOTPRESENT", "DORMANT", "TESTING"})
+_LINK_KIND = {"loopback": "loopback", "ether": "ethernet", "infiniband": "infiniband"}
+_EXPECTED_HEADER = "`<index>: <ifname>: <FLAGS> mtu <n> ...` (ip link / ip address output)"
+
+
+@dataclass(slots=True)
+class _Draft:
+    name: str
+    flags: frozenset[str]
+    mtu: int
+    state: str | None
+    link_type: str | None = None
+    mac: str | None = None
+    details: bool = False
+    kind: str | None = None
+    detail_lines: int = 0
+    alias: str | None = None
+
+    def finish(self) -> Interface:
+        admin_up = "UP" in self.flags
+        if self.state == "UP":
+            oper_up = True
+        elif self.state in _DOWN_STATES:
+            oper_up = False
+        else:  # UNKNOWN or not printed
+            oper_up = admin_up and "LOWER_UP" in self.flags
+        if self.kind is not None:
+            kind: str | None = self.kind
+        elif self.link_type == "loopback" or self.details:
+            kind = _LINK_KIND.get(self.link_type or "")
+        else:
+            kind = None
+        return Interface(
+            name=self.name,
+            admin_up=admin_up,
+            oper_up=oper_up,
+            mtu=self.mtu,
+            speed_mbps=None,
+            mac=self.mac,
+            description=self.alias,
+            kind=kind,
+        )
+
+
+def _header(line: str, number: int, source: str) -> _Draft:
+    match = _HEADER.fullmatch(line.rstrip())
+    if match is None:
+        raise ParseError(source, f"expected {_EXPECTED_HEADER}, got {line.strip()!r}", line=number)
+    rest = match.group("rest")
+    mtu = _MTU.search(rest)
+    if mtu is None:
+        raise ParseError(source, "expected `mtu <n>` after the flags", line=number)
+    state = _STATE.search(rest)
+    return _Draft(
+        name=match.group("name"),
+        flags=frozenset(flag for flag in match.group("flags").split(",") if flag),
+        mtu=int(mtu.group(1)),
+        state=state.group(1) if state else None,
+    )
+
+
+def _detail(draft: _Draft, words: list[str]) -> None:
+    """An indented line of one link."""
+    head = words[0]
+    if head.startswith("link/"):
+        draft.link_type = head[len("link/") :]
+        if draft.link_type == "ether" and len(words) > 1:
+            draft.mac = normalize_mac(words[1])
+        draft.details = draft.details or "promiscuity" in words
+        return
+    if head == "alias":
+        draft.alias = " ".join(words[1:]) or None
+        return
+    if head in ("inet", "inet6", "valid_lft", "altname") or draft.link_type is None:
+        return
+    # -d detail lines come right after the link/ line: "<kind> ...", then "<kind>_slave ..."
+    draft.detail_lines += 1
+    if draft.details and draft.kind is None and draft.detail_lines == 1 and head in LINK_KINDS:
+        draft.kind = head
+
+
+def parse_lines(lines: Sequence[str], source: str = "<input>", first_line: int = 1) -> tuple[Interface, ...]:
+    """Parse ip output given as lines; ``first_line`` is the number of ``lines[0]`` in the source."""
+    interfaces: list[Interface] = []
+    draft: _Draft | None = None
+    for number, raw in enumerate(lines, start=first_line):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            if draft is not None:
+                interfaces.append(draft.finish())
+            draft = _header(line, number, source)
+            continue
+        if draft is None:
+            raise ParseError(source, f"expected {_EXPECTED_HEADER} before indented lines", line=number)
+        _detail(draft, line.split())
+    if draft is not None:
+        interfaces.append(draft.finish())
+    if not interfaces:
+        raise ParseError(source, f"expected {_EXPECTED_HEADER}", line=first_line)
+    return tuple(interfaces)
+
+
+def parse(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+    """Parse ``ip [-d] link show`` or ``ip [-d] address show`` text, one record per link in file order."""
+    return parse_lines(text.splitlines(), source)

@@ -1,0 +1,459 @@
+"""Cisco NX-OS LLDP neighbors and interface state (tested on NX-OSv 9.3(4) and 6.x/7.x text).
+
+Shapes (:func:`parse` tells them apart):
+
+* ``show lldp neighbors | json native`` -> :func:`parse_lldp_json`::
+
+      {"TABLE_nbor": {"ROW_nbor": [{"chassis_type": "Locally Assigned", "chassis_id": "spine01",
+        "l_port_id": "Eth1/1", "hold_time": 120, "port_type": "Interface Name", "port_id": "Ethernet1/1",
+        "mgmt_addr_type": "IPV4", "mgmt_addr": "10.255.2.119", ...}]}, "neigh_count": 4}
+
+  The brief table has no system-name field: ``chassis_id`` is the CLI's "Device ID" column, the
+  peer's system name (9.3 labels it ``Locally Assigned``) or its chassis MAC when it sent no name
+  (``Mac Address``). It is kept as ``chassis_id`` and, unless it is a MAC, also as ``system_name``.
+  ``mgmt_addr_ipv6`` with type ``802`` is a MAC address, not IPv6, and is ignored.
+* ``show lldp neighbors detail`` text -> :func:`parse_lldp_text`: blocks of ``Key: value`` lines
+  starting at ``Chassis id:``; ``System Description`` may continue over several lines (``TAC support:
+  ...``, ``Copyright ...``), so only the keys in :data:`DETAIL_KEYS` start a new field. The port-id
+  subtype is not printed (``port_id_type`` None); ``not advertised``/``null`` values are None.
+* ``show interface brief | json native`` -> :func:`parse_interfaces_json`.
+* ``show interface`` text, full or filtered with ``| egrep '^\\w|Hardware|MTU|reset'`` ->
+  :func:`parse_interfaces_text`.
+
+NX-OS prints one-row tables as an object instead of a one-element list; both are accepted. The local
+port in LLDP output is abbreviated (``Eth1/1``, ``Po1``); it is expanded to the interface name the
+interface commands print (``Ethernet1/1``, ``port-channel1``) with :data:`IFNAME_ABBREVIATIONS`, so
+neighbors join to interfaces. Remote port ids are kept as the peer sent them.
+
+Interface rules:
+
+* brief JSON: ``state`` up -> admin and oper up; down with reason ``Administratively down`` -> both
+  down; down for any other reason (``Link not connected``, ``XCVR not inserted``) -> admin up, oper
+  down. SVIs (``VlanN``) carry only ``svi_admin_state``: oper is None unless admin is down. ``speed``
+  ``1000``/``a-1000``/``10G``/``a-100G`` -> Mbit/s; ``auto``, ``--`` and ``unknown enum:<...>`` -> None.
+  ``mtu`` only where the row has it (mgmt0, nve); no MAC or description.
+* text: ``<name> is up|down [(reason)][, line protocol is up|down]``; ``admin state is up|down``;
+  ``Hardware: ..., address: aaaa.bbbb.cccc``; ``MTU 9216 bytes``; ``Description: ...``; speed only from a
+  ``... 1000 Mb/s`` / ``10 Gb/s`` line, which the egrep filter drops (``BW`` is the configured bandwidth,
+  not the speed, and is not used).
+* ``kind`` by name (:data:`KIND_BY_PREFIX`): Ethernet -> ethernet (``Ethernet1/1.10`` ->
+  subinterface), port-channel -> bond, loopback, Vlan -> vlan, mgmt -> ethernet, nve -> vxlan,
+  Tunnel -> tunnel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from unifab.errors import ParseError
+from unifab.parse.netdev import (
+    Interface,
+    Neighbor,
+    child_path,
+    json_object,
+    load_json,
+    mac_if,
+    normalize_mac,
+    port_id_subtype,
+    rows,
+    type_name,
+)
+
+__all__ = [
+    "DETAIL_KEYS",
+    "IFNAME_ABBREVIATIONS",
+    "KIND_BY_PREFIX",
+    "expand_ifname",
+    "parse",
+    "parse_interfaces_json",
+    "parse_interfaces_text",
+    "parse_lldp_json",
+    "parse_lldp_text",
+]
+
+# Abbreviation NX-OS prints in LLDP/CDP tables -> the full interface-name prefix (case-sensitive).
+IFNAME_ABBREVIATIONS: dict[str, str] = {
+    "Eth": "Ethernet",
+    "Po": "port-channel",
+    "Lo": "loopback",
+    "Vlan": "Vlan",
+    "Tunnel": "Tunnel",
+    "mgmt": "mgmt",
+}
+# Interface-name prefix (lower-case) -> kind.
+KIND_BY_PREFIX: dict[str, str] = {
+    "ethernet": "ethernet",
+    "port-channel": "bond",
+    "loopback": "loopback",
+    "vlan": "vlan",
+    "mgmt": "ethernet",
+    "nve": "vxlan",
+    "tunnel": "tunnel",
+}
+# Keys of `show lldp neighbors detail` that start a field; anything else continues System Description.
+DETAIL_KEYS: dict[str, str] = {
+    "Chassis id": "chassis_id",
+    "Port id": "port_id",
+    "Local Port id": "local_port",
+    "Port Description": "port_descr",
+    "System Name": "system_name",
+    "System Description": "system_descr",
+    "Time remaining": "",
+    "System Capabilities": "",
+    "Enabled Capabilities": "",
+    "Management Address": "mgmt_ip",
+    "Management Address IPV6": "mgmt_ipv6",
+    "Vlan ID": "",
+}
+_NOT_ADVERTISED = frozenset({"", "not advertised", "null", "n/a"})
+_ABBREVIATED = re.compile(r"([A-Za-z-]+)(\d.*)")
+_SPEED = re.compile(r"(?:a-)?(\d+)([GM]?)")
+_NO_SPEED = frozenset({"auto", "--", ""})
+
+
+def expand_ifname(name: str) -> str:
+    """``Eth1/1`` -> ``Ethernet1/1``, ``Po1`` -> ``port-channel1``; other names unchanged."""
+    match = _ABBREVIATED.fullmatch(name)
+    if match is None:
+        return name
+    prefix = IFNAME_ABBREVIATIONS.get(match.group(1))
+    return name if prefix is None else prefix + match.group(2)
+
+
+def _kind(name: str) -> str | None:
+    lower = name.lower()
+    for prefix, kind in KIND_BY_PREFIX.items():
+        if lower.startswith(prefix):
+            return "subinterface" if kind == "ethernet" and "." in name else kind
+    return None
+
+
+def _value(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return None if text.lower() in _NOT_ADVERTISED else text
+
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+
+def _field(row: dict[str, object], key: str, path: str, source: str) -> str | None:
+    """A scalar field as text (NX-OS prints numbers unquoted in some versions)."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ParseError(source, f"expected a string or integer, got {type_name(value)}", key=child_path(path, key))
+    return str(value)
+
+
+def _table(decoded: object, table: str, row: str, source: str) -> list[tuple[str, dict[str, object]]]:
+    root = json_object(decoded, "", source)
+    if table not in root:
+        return []
+    return rows(json_object(root[table], table, source).get(row), f"{table}.{row}", source)
+
+
+def _lldp_json(decoded: object, source: str) -> tuple[Neighbor, ...]:
+    root = json_object(decoded, "", source)
+    if "TABLE_nbor" not in root and "neigh_count" not in root:
+        raise ParseError(source, "expected 'TABLE_nbor' (show lldp neighbors | json native)", key="TABLE_nbor")
+    neighbors: list[Neighbor] = []
+    for path, row in _table(root, "TABLE_nbor", "ROW_nbor", source):
+        local = _value(_field(row, "l_port_id", path, source))
+        if local is None:
+            raise ParseError(source, "expected the local port 'l_port_id'", key=child_path(path, "l_port_id"))
+        chassis_type = port_id_subtype(_field(row, "chassis_type", path, source))
+        device = _value(_field(row, "chassis_id", path, source))
+        device_is_mac = chassis_type == "mac" or (chassis_type is None and normalize_mac(device) is not None)
+        port_type = port_id_subtype(_field(row, "port_type", path, source))
+        neighbors.append(
+            Neighbor(
+                local_port=expand_ifname(local),
+                system_name=None if device_is_mac else device,
+                chassis_id=mac_if(chassis_type, device, guess=True),
+                port_id=mac_if(port_type, _value(_field(row, "port_id", path, source))),
+                port_id_type=port_type,
+                port_descr=_value(_field(row, "port_desc", path, source)),
+                mgmt_ip=_value(_field(row, "mgmt_addr", path, source)),
+                mfs=None,
+            )
+        )
+    return tuple(neighbors)
+
+
+def parse_lldp_json(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+    """Parse ``show lldp neighbors | json native`` (the brief table)."""
+    return _lldp_json(load_json(text, source), source)
+
+
+def _speed(value: str | None, path: str, source: str) -> int | None:
+    if value is None:
+        return None
+    text = value.strip()
+    match = _SPEED.fullmatch(text)
+    if match:
+        number = int(match.group(1))
+        return number * 1000 if match.group(2) == "G" else number
+    if text.lower() in _NO_SPEED or text.lower().startswith("unknown"):
+        return None
+    raise ParseError(source, f"expected a speed such as '1000', 'a-10G' or 'auto', got {value!r}", key=path)
+
+
+def _mtu(row: dict[str, object], path: str, source: str) -> int | None:
+    value = _field(row, "mtu", path, source)
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise ParseError(source, f"expected an MTU in bytes, got {value!r}", key=child_path(path, "mtu"))
+    return int(value)
+
+
+def _up(value: str | None, path: str, source: str) -> bool | None:
+    if value is None:
+        return None
+    if value in ("up", "down"):
+        return value == "up"
+    raise ParseError(source, f"expected 'up' or 'down', got {value!r}", key=path)
+
+
+def _brief_row(row: dict[str, object], path: str, source: str) -> Interface:
+    name = _value(_field(row, "interface", path, source))
+    if name is None:
+        raise ParseError(source, "expected the interface name 'interface'", key=child_path(path, "interface"))
+    state = _up(_field(row, "state", path, source), child_path(path, "state"), source)
+    svi_admin = _up(_field(row, "svi_admin_state", path, source), child_path(path, "svi_admin_state"), source)
+    reason = (_field(row, "state_rsn_desc", path, source) or "").strip().lower()
+    if state is True:
+        admin_up: bool | None = True
+        oper_up: bool | None = True
+    elif state is False:
+        admin_up = reason != "administratively down"
+        oper_up = False
+    else:
+        admin_up = svi_admin
+        oper_up = False if svi_admin is False else None
+    return Interface(
+        name=name,
+        admin_up=admin_up,
+        oper_up=oper_up,
+        mtu=_mtu(row, path, source),
+        speed_mbps=_speed(_field(row, "speed", path, source), child_path(path, "speed"), source),
+        mac=None,
+        description=_value(_field(row, "desc", path, source)),
+        kind=_kind(name),
+    )
+
+
+def _interfaces_json(decoded: object, source: str) -> tuple[Interface, ...]:
+    root = json_object(decoded, "", source)
+    if "TABLE_interface" not in root:
+        raise ParseError(
+            source, "expected 'TABLE_interface' (show interface brief | json native)", key="TABLE_interface"
+        )
+    return tuple(
+        _brief_row(row, path, source) for path, row in _table(root, "TABLE_interface", "ROW_interface", source)
+    )
+
+
+def parse_interfaces_json(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+    """Parse ``show interface brief | json native``."""
+    return _interfaces_json(load_json(text, source), source)
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Block:
+    line: int
+    fields: dict[str, str] = field(default_factory=dict)
+    last: str | None = None
+
+
+def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+    """Parse ``show lldp neighbors detail`` text (blocks from ``Chassis id:``)."""
+    blocks: list[_Block] = []
+    seen_output = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not line.strip():
+            if blocks:
+                blocks[-1].last = None
+            continue
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key in DETAIL_KEYS:
+            if key == "Chassis id":
+                blocks.append(_Block(number))
+            if not blocks:
+                raise ParseError(source, f"expected `Chassis id:` before {key!r}", line=number)
+            block = blocks[-1]
+            name = DETAIL_KEYS[key]
+            if name:
+                if name in block.fields:
+                    raise ParseError(source, f"expected one {key!r} per neighbor", line=number)
+                block.fields[name] = value.strip()
+            block.last = name or None
+            seen_output = True
+            continue
+        if blocks and blocks[-1].last == "system_descr":
+            blocks[-1].fields["system_descr"] += "\n" + line
+            continue
+        if line.startswith(("Capability codes", "  (", "Device ID", "Total entries displayed")):
+            seen_output = True
+            continue
+        raise ParseError(
+            source, f"expected a `Key: value` line of show lldp neighbors detail, got {line!r}", line=number
+        )
+    if not seen_output:
+        raise ParseError(source, "expected `show lldp neighbors detail` output (`Chassis id: ...` blocks)", line=1)
+    neighbors: list[Neighbor] = []
+    for block in blocks:
+        local = _value(block.fields.get("local_port"))
+        if local is None:
+            raise ParseError(source, "expected `Local Port id:` in this neighbor", line=block.line)
+        neighbors.append(
+            Neighbor(
+                local_port=expand_ifname(local),
+                system_name=_value(block.fields.get("system_name")),
+                chassis_id=mac_if(None, _value(block.fields.get("chassis_id")), guess=True),
+                port_id=_value(block.fields.get("port_id")),
+                port_id_type=None,
+                port_descr=_value(block.fields.get("port_descr")),
+                mgmt_ip=_value(block.fields.get("mgmt_ip")) or _value(block.fields.get("mgmt_ipv6")),
+                mfs=None,
+            )
+        )
+    return tuple(neighbors)
+
+
+_IF_HEADER = re.compile(
+    r"(?P<name>\S+) is (?P<state>up|down|administratively down)"
+    r"(?: \((?P<reason>[^)]*)\))?"
+    r"(?:, line protocol is (?P<proto>up|down))?(?:,.*)?"
+)
+_ADMIN = re.compile(r"admin state is (up|down)")
+_ADDRESS = re.compile(r"address(?::| is)\s+([0-9a-fA-F.:]+)")
+_IF_MTU = re.compile(r"\bMTU (\d+) bytes")
+_IF_SPEED = re.compile(r"\b(\d+) ([MG])b/s\b")
+
+
+@dataclass(slots=True)
+class _IfText:
+    name: str
+    line: int
+    state: str
+    reason: str | None
+    proto: str | None
+    admin: str | None = None
+    mtu: int | None = None
+    speed_mbps: int | None = None
+    mac: str | None = None
+    description: str | None = None
+
+    def finish(self) -> Interface:
+        if self.admin is not None:
+            admin_up: bool | None = self.admin == "up"
+        elif self.state == "administratively down" or (self.reason or "").lower() == "administratively down":
+            admin_up = False
+        elif self.state == "up":
+            admin_up = True
+        else:
+            admin_up = None
+        oper_up = (self.proto == "up") if self.proto is not None else self.state == "up"
+        return Interface(
+            name=self.name,
+            admin_up=admin_up,
+            oper_up=oper_up,
+            mtu=self.mtu,
+            speed_mbps=self.speed_mbps,
+            mac=self.mac,
+            description=self.description,
+            kind=_kind(self.name),
+        )
+
+
+def _if_text_line(entry: _IfText, text: str) -> None:
+    admin = _ADMIN.search(text)
+    if admin:
+        entry.admin = admin.group(1)
+    if text.startswith("Description:"):
+        entry.description = text[len("Description:") :].strip() or None
+        return
+    if "Hardware" in text:
+        address = _ADDRESS.search(text)
+        if address and entry.mac is None:
+            entry.mac = normalize_mac(address.group(1))
+    mtu = _IF_MTU.search(text)
+    if mtu:
+        entry.mtu = int(mtu.group(1))
+    speed = _IF_SPEED.search(text)
+    if speed and ("duplex" in text or "speed" in text):
+        entry.speed_mbps = int(speed.group(1)) * (1000 if speed.group(2) == "G" else 1)
+
+
+def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+    """Parse ``show interface`` text (full, or filtered by ``egrep '^\\w|Hardware|MTU|reset'``)."""
+    entries: list[_IfText] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        header = _IF_HEADER.fullmatch(line)
+        if header and not line[0].isspace():
+            entries.append(
+                _IfText(
+                    name=header.group("name"),
+                    line=number,
+                    state=header.group("state"),
+                    reason=header.group("reason"),
+                    proto=header.group("proto"),
+                )
+            )
+            continue
+        if not entries or not (line[0].isspace() or line.startswith("admin state")):
+            raise ParseError(
+                source,
+                f"expected `<interface> is up|down ...` or `admin state is ...`, got {line.strip()!r}",
+                line=number,
+            )
+        _if_text_line(entries[-1], line.strip())
+    if not entries:
+        raise ParseError(source, "expected `<interface> is up|down` (show interface output)", line=1)
+    return tuple(entry.finish() for entry in entries)
+
+
+# --- dispatch -------------------------------------------------------------------------------------
+
+_SHAPES = (
+    "`show lldp neighbors | json native`",
+    "`show interface brief | json native`",
+    "`show lldp neighbors detail` text",
+    "`show interface` text",
+)
+
+
+def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[Interface, ...]:
+    """Auto-detect the shape by its JSON table name or its first text line."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        root = load_json(text, source)
+        if isinstance(root, dict) and ("TABLE_nbor" in root or "neigh_count" in root):
+            return _lldp_json(root, source)
+        if isinstance(root, dict) and "TABLE_interface" in root:
+            return _interfaces_json(root, source)
+        keys = ", ".join(sorted(root)) if isinstance(root, dict) else type_name(root)
+        raise ParseError(
+            source,
+            f"expected one of: {'; '.join(_SHAPES)} (top-level 'TABLE_nbor' or 'TABLE_interface'), got {keys}",
+            key="<root>",
+        )
+    first = next((line.rstrip() for line in text.splitlines() if line.strip()), "")
+    if first.startswith(("Capability codes", "Chassis id:")):
+        return parse_lldp_text(text, source)
+    if _IF_HEADER.fullmatch(first) and not first[0].isspace():
+        return parse_interfaces_text(text, source)
+    raise ParseError(source, "expected one of: " + "; ".join(_SHAPES), line=1)
