@@ -29,6 +29,8 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "eos-config": ("switch/eos/eos_avd_intended_qos.cfg", "switch/eos/eos_rocm_doc_arista7388_roce_dcqcn.cfg"),
+    "eos-json": ("switch/eos/eos_show_lldp_neighbors_detail.json", "switch/eos/eos_show_interfaces_vEOS.json"),
     "junos-lldp": (
         "switch/junos/junos-qfx-19.4R1.10_leaf01_show_lldp_neighbors_detail.json",
         "switch/junos/ntc_juniper_junos_show_lldp_neighbors.raw",
