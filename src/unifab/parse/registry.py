@@ -55,6 +55,14 @@ FORMATS: dict[str, Format] = {
         Format(
             "junos-lldp", "unifab.parse.switch.junos", "Junos show lldp neighbors [detail] (| display json, or CLI)"
         ),
+        Format(
+            "eos-config", "unifab.parse.switch.eos_config", "Arista EOS running-config, resolved to per-interface QoS"
+        ),
+        Format(
+            "eos-json",
+            "unifab.parse.switch.eos_json",
+            "Arista EOS eAPI JSON (interfaces, lldp, PFC/ECN/queue counters, version) or a SuzieQ gather file",
+        ),
         Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
         Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
         Format("nxos-interfaces", "unifab.parse.switch.nxos", "NX-OS show interface brief | json native, or text"),
