@@ -23,7 +23,7 @@ def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed:
     result = generate(tmp_path / "b", gpus=gpus, seed=seed, scenarios=tuple(SCENARIOS))
     truth = json.loads((tmp_path / "b" / "truth.json").read_text())
     assert truth == result.truth
-    assert len({m["check"] for m in truth["misconfigurations"]}) == len(SCENARIOS)
+    assert {m["scenario"] for m in truth["misconfigurations"]} == set(SCENARIOS)
     findings = run_checks(load_bundle(tmp_path / "b"))
     found = {(f.check, entity) for f in findings for entity in f.entities}
     assert found == _expected(truth)
@@ -36,6 +36,10 @@ def test_each_scenario_alone(tmp_path: Path, scenario: str) -> None:
     assert {(f.check, e) for f in findings for e in f.entities} == _expected(result.truth)
     # every finding's fix targets the side the scenario broke
     sides = {s for m in result.truth["misconfigurations"] for s in ("nic", "switch") if m["side"] in (s, "both")}
+    by_entity = {(f.check, f.entities): f for f in findings}
+    for m in result.truth["misconfigurations"]:
+        if "device" in m:  # the exact switch that was broken is the one the fix names
+            assert {x.device for x in by_entity[(m["check"], tuple(m["entities"]))].fix} == {m["device"]}
     fixed = {"switch" if x.device.startswith(("leaf", "spine")) else "nic" for f in findings for x in f.fix}
     assert fixed == sides
 

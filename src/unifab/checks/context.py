@@ -25,6 +25,15 @@ class NicLink:
 
 
 @dataclass(frozen=True, slots=True)
+class PortLink:
+    """A cable between two switch ports, with both ends resolved in the model."""
+
+    a: Port
+    b: Port
+    link: Link
+
+
+@dataclass(frozen=True, slots=True)
 class Baseline:
     """The fabric's intended values, taken from the majority of what its devices do.
 
@@ -64,11 +73,12 @@ class CheckContext:
     fabric: Fabric
     nic_links: tuple[NicLink, ...]
     baseline: Baseline
+    port_links: tuple[PortLink, ...] = ()
 
     @classmethod
     def build(cls, fabric: Fabric) -> CheckContext:
-        nic_links = tuple(_nic_links(fabric))
-        return cls(fabric, nic_links, _baseline(nic_links))
+        nic_links, port_links = _resolve_links(fabric)
+        return cls(fabric, nic_links, _baseline(nic_links), port_links)
 
 
 def roce_dscp_of(nic: Nic, baseline: Baseline) -> int:
@@ -83,14 +93,21 @@ def overrides_fabric_dscp(nic: Nic, baseline: Baseline) -> bool:
     return roce_dscp_of(nic, baseline) != baseline.roce_dscp
 
 
-def _nic_links(fabric: Fabric) -> Iterable[NicLink]:
+def _resolve_links(fabric: Fabric) -> tuple[tuple[NicLink, ...], tuple[PortLink, ...]]:
+    """Split links into NIC↔port and port↔port, both ends known; one pass, sorted by link id."""
+    nic_links: list[NicLink] = []
+    port_links: list[PortLink] = []
     for link in sorted(fabric.links, key=lambda lk: lk.id):
-        for nic_end, port_end in ((link.a, link.b), (link.b, link.a)):
+        a_port, b_port = fabric.port_at(link.a), fabric.port_at(link.b)
+        if a_port is not None and b_port is not None:
+            port_links.append(PortLink(a_port, b_port, link))
+            continue
+        for nic_end, port in ((link.a, b_port), (link.b, a_port)):
             nic = fabric.nic_at(nic_end)
-            port = fabric.port_at(port_end)
             if nic is not None and port is not None:
-                yield NicLink(nic, port, link)
+                nic_links.append(NicLink(nic, port, link))
                 break
+    return tuple(nic_links), tuple(port_links)
 
 
 def _baseline(links: tuple[NicLink, ...]) -> Baseline:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from unifab.checks.context import NicLink
-from unifab.model import Finding, Fix, Severity
+from unifab.checks.context import NicLink, PortLink
+from unifab.model import Finding, Fix, Port, Severity
 
 NIC_KEYS = ("device", "nic", "netdev")
 PORT_KEYS = ("device", "port")
@@ -75,3 +75,35 @@ class SwitchWide:
     def findings(self) -> Iterator[Finding]:
         for (switch, config, message), group in self._groups.items():
             yield group[0] if len(group) == 1 else merge_switch_wide(switch, config, message, group)
+
+
+def port_link_finding(
+    check: str,
+    severity: Severity,
+    pl: PortLink,
+    message: str,
+    field: str,
+    a_value: Any,
+    b_value: Any,
+    fixes: Iterable[Fix],
+    impact: str,
+) -> Finding:
+    """A finding about one switch↔switch link: ``field`` as each end reports it."""
+    return Finding(
+        check=check,
+        severity=severity,
+        subject={"kind": "link", "a": str(pl.a.endpoint), "b": str(pl.b.endpoint)},
+        message=message,
+        evidence={
+            "a": {"device": pl.a.switch, "port": pl.a.id, field: a_value},
+            "b": {"device": pl.b.switch, "port": pl.b.id, field: b_value},
+        },
+        fix=tuple(fixes),
+        impact={"summary": impact},
+        entities=(pl.link.id,),
+    )
+
+
+def sides_to_fix(pl: PortLink, a_value: Any, b_value: Any, fabric_value: Any) -> list[Port]:
+    """The end(s) of a switch link that differ from the fabric's value (both when it is unknown)."""
+    return [port for port, value in ((pl.a, a_value), (pl.b, b_value)) if fabric_value is None or value != fabric_value]

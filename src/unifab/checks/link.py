@@ -1,14 +1,15 @@
-"""Physical agreement on each NIC↔switch link: MTU and the cable length headroom is sized for."""
+"""Physical agreement on each link: speed, FEC and MTU on both ends, the cable length headroom is sized for."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from unifab.checks.context import CheckContext
-from unifab.checks.findings import link_finding
+from unifab.checks.context import CheckContext, majority
+from unifab.checks.findings import link_finding, port_link_finding, sides_to_fix
 from unifab.checks.registry import CheckSpec
-from unifab.model import Finding, Fix, Severity
+from unifab.model import Finding, Fix, Port, Severity
 from unifab.render import nic_mlx5, sonic
 
 ROCE_HEADERS = 96  # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (iboe_get_mtu)
@@ -22,7 +23,8 @@ def roce_active_mtu(netdev_mtu: int) -> int | None:
 
 
 def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
-    """Switch port MTU must carry the NIC's frames, and the NIC must run the fabric's MTU."""
+    """Switch port MTU must carry the NIC's frames, the NIC must run the fabric's MTU, and switch links agree."""
+    yield from check_uplink_mtu(ctx)
     base = ctx.baseline
     for lk in ctx.nic_links:
         nic_mtu, sw_mtu = lk.nic.mtu, lk.port.mtu
@@ -101,7 +103,100 @@ def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
+def port_link_check(
+    ctx: CheckContext,
+    check: str,
+    field: str,
+    value: Callable[[Port], Any],
+    severity: Severity,
+    fix: Callable[[Port, Any], str],
+    impact: str,
+    prefer: Callable[[Any, Any], Any] = max,
+    show: Callable[[Any], str] = str,
+    label: str | None = None,
+) -> Iterator[Finding]:
+    """Both ends of every switch↔switch link must agree on ``field``; fix the end off the fabric's value."""
+    links = ctx.port_links
+    fabric_value = majority(v for pl in links for v in (value(pl.a), value(pl.b)))
+    for pl in links:
+        a_value, b_value = value(pl.a), value(pl.b)
+        if a_value is None or b_value is None or a_value == b_value:
+            continue
+        wrong = sides_to_fix(pl, a_value, b_value, fabric_value)
+        target = fabric_value if fabric_value is not None else prefer(a_value, b_value)
+        yield port_link_finding(
+            check,
+            severity,
+            pl,
+            f"{label or field} differs: {pl.a.endpoint} has {show(a_value)}, {pl.b.endpoint} has {show(b_value)}",
+            field,
+            a_value,
+            b_value,
+            [Fix(p.switch, (fix(p, target),)) for p in wrong],
+            impact,
+        )
+
+
+def check_link_speed(ctx: CheckContext) -> Iterator[Finding]:
+    """Both ends of a switch↔switch link must run the same speed."""
+    yield from port_link_check(
+        ctx,
+        "LINK-SPEED",
+        "speed_mbps",
+        lambda p: p.speed_mbps,
+        Severity.ERROR,
+        lambda p, v: sonic.port_speed(p.name, v),
+        "the link stays down, or comes up at the lower speed and its ECMP share overloads: congestion and PFC "
+        "pauses on the paths through it",
+        show=lambda v: f"{v // 1000}G",
+        label="speed",
+    )
+
+
+def check_link_fec(ctx: CheckContext) -> Iterator[Finding]:
+    """Both ends of a switch↔switch link must use the same FEC."""
+    yield from port_link_check(
+        ctx,
+        "LINK-FEC",
+        "fec",
+        lambda p: p.fec,
+        Severity.ERROR,
+        lambda p, v: sonic.port_fec(p.name, v),
+        "a FEC mismatch keeps the link down or drowns it in symbol errors: CRC drops that RoCE can only recover "
+        "by retransmission",
+        label="FEC",
+    )
+
+
+def check_uplink_mtu(ctx: CheckContext) -> Iterator[Finding]:
+    """Both ends of a switch↔switch link must carry the same MTU."""
+    yield from port_link_check(
+        ctx,
+        "QOS-MTU",
+        "mtu",
+        lambda p: p.mtu,
+        Severity.CRITICAL,
+        lambda p, v: sonic.port_mtu(p.name, v),
+        "frames above the smaller MTU are dropped in one direction: RoCE messages time out and retransmit",
+        label="MTU",
+    )
+
+
 CHECKS = (
+    CheckSpec(
+        "LINK-SPEED",
+        "The two ends of a link run different speeds",
+        "The link stays down or runs at the lower speed, and the ECMP paths through it congest.",
+        "Set the same speed on both ends (PORT.speed on SONiC).",
+        check_link_speed,
+    ),
+    CheckSpec(
+        "LINK-FEC",
+        "The two ends of a link use different FEC modes",
+        "The link stays down or takes symbol errors that become CRC drops and RoCE retransmissions.",
+        "Set the same FEC on both ends (rs for 400G and faster PAM4 links).",
+        check_link_fec,
+    ),
     CheckSpec(
         "QOS-MTU",
         "Switch port MTU below the NIC's, or a NIC below the fabric's MTU",

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 
 from unifab.checks.context import CheckContext, overrides_fabric_dscp, roce_dscp_of
 from unifab.checks.findings import SwitchWide, link_finding
+from unifab.checks.link import port_link_check
 from unifab.checks.registry import CheckSpec
-from unifab.model import Finding, Fix, Severity
+from unifab.model import Finding, Fix, Port, Severity
 from unifab.render import nic_mlx5, sonic
 
 DROPS = "congestion drops RoCE packets and the NICs fall into go-back-N retransmission"
@@ -49,8 +50,24 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
+def _pfc(port: Port) -> tuple[int, ...] | None:
+    return None if port.qos is None else tuple(sorted(port.qos.pfc_enabled))
+
+
 def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
-    """NIC and switch port must enable PFC on exactly the same priorities."""
+    """NIC and switch port, and the two ends of a switch link, must enable PFC on the same priorities."""
+    yield from port_link_check(
+        ctx,
+        "QOS-PFC-MISMATCH",
+        "pfc_enabled",
+        _pfc,
+        Severity.CRITICAL,
+        lambda p, v: sonic.pfc_enable(p.name, v),
+        "priorities lossless on one end only: pauses from the downstream switch are ignored, so " + DROPS,
+        prefer=lambda a, b: a if len(a) >= len(b) else b,
+        show=lambda v: str(list(v)),
+        label="PFC priorities",
+    )
     want = ctx.baseline.pfc
     for lk in ctx.nic_links:
         nic_q, port_q = lk.nic.qos, lk.port.qos

@@ -46,3 +46,11 @@ def wred_thresholds(profile: str, min_bytes: int, max_bytes: int) -> str:
     return hset(
         f"WRED_PROFILE|{profile}", "green_min_threshold", str(min_bytes), ("green_max_threshold", str(max_bytes))
     )
+
+
+def port_speed(port: str, mbps: int) -> str:
+    return f"sudo config interface speed {port} {mbps}"
+
+
+def port_fec(port: str, fec: str) -> str:
+    return f"sudo config interface fec {port} {fec}"

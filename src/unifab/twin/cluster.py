@@ -78,6 +78,7 @@ class TwinPort:
     trusts_dscp: bool = True
     cnp_queue_strict: bool = True
     pfcwd: bool = True
+    fec: str = "rs"
     headroom_short: bool = False  # lossless PG profile with a quarter of the xoff the cable needs
 
 

@@ -39,7 +39,12 @@ def generate(
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
     # catalog order, not argument order: switch-wide scenarios reserve their leaves first
-    misconfigurations = [truth for name in SCENARIOS if name in scenarios for truth in SCENARIOS[name](cluster, picker)]
+    misconfigurations = [
+        {"scenario": name, **truth}
+        for name in SCENARIOS
+        if name in scenarios
+        for truth in SCENARIOS[name](cluster, picker)
+    ]
     truth = {
         "generator": {
             "gpus": gpus,

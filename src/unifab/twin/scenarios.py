@@ -38,6 +38,37 @@ class HostLink:
         return {"kind": "link", "a": f"{self.nic.host}:{self.nic.netdev}", "b": f"{self.leaf.name}:{self.port.name}"}
 
 
+@dataclass(frozen=True, slots=True)
+class Uplink:
+    """A leaf port cabled to a spine port, both ends as twin ports."""
+
+    leaf: TwinSwitch
+    leaf_port: TwinPort
+    spine: TwinSwitch
+    spine_port: TwinPort
+
+    @property
+    def id(self) -> str:
+        return link_id(Endpoint(self.leaf.name, self.leaf_port.name), Endpoint(self.spine.name, self.spine_port.name))
+
+    def subject(self) -> dict[str, str]:
+        return {
+            "kind": "link",
+            "a": f"{self.leaf.name}:{self.leaf_port.name}",
+            "b": f"{self.spine.name}:{self.spine_port.name}",
+        }
+
+
+def uplinks(cluster: Cluster) -> list[Uplink]:
+    out = []
+    for leaf in cluster.leaves():
+        for port in leaf.ports.values():
+            spine = cluster.switches.get(port.peer_node)
+            if spine is not None and spine.role == "spine":
+                out.append(Uplink(leaf, port, spine, spine.ports[port.peer_port]))
+    return out
+
+
 def host_links(cluster: Cluster) -> list[HostLink]:
     nics = {(n.host, n.netdev): n for nics in cluster.hosts.values() for n in nics}
     return [
@@ -56,6 +87,8 @@ class Picker:
         self.links = host_links(cluster)
         self.used_links: set[str] = set()
         self.used_leaves: set[str] = set()
+        self.uplinks = uplinks(cluster)
+        self.used_uplinks: set[str] = set()
 
     def per_link_count(self) -> int:
         """Instances of a per-link scenario: one, plus one per 64 hosts."""
@@ -77,6 +110,15 @@ class Picker:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)
         self.used_links.update(lk.id for lk in chosen)
+        return chosen
+
+    def uplinks_for(self, scenario: str) -> list[Uplink]:
+        free = [up for up in self.uplinks if up.id not in self.used_uplinks]
+        want = 1 + len(self.uplinks) // 512
+        if len(free) < want:
+            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
+        chosen = self.rng.sample(free, want)
+        self.used_uplinks.update(up.id for up in chosen)
         return chosen
 
     def links_on(self, leaf: TwinSwitch) -> list[HostLink]:
@@ -238,6 +280,62 @@ def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def _uplink_truth(check: str, up: Uplink, side: str, detail: str) -> Truth:
+    device = up.leaf.name if side == "leaf" else up.spine.name
+    return {
+        "check": check,
+        "subject": up.subject(),
+        "entities": [up.id],
+        "side": "switch",
+        "device": device,
+        "detail": detail,
+    }
+
+
+def _uplink_end(pick: Picker, up: Uplink) -> tuple[str, TwinPort]:
+    return ("leaf", up.leaf_port) if _either(pick) else ("spine", up.spine_port)
+
+
+def uplink_speed(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """LINK-SPEED: one end of a leaf-spine link set to 200G."""
+    out = []
+    for up in pick.uplinks_for("uplink-speed"):
+        side, port = _uplink_end(pick, up)
+        port.speed_mbps = 200_000
+        out.append(_uplink_truth("LINK-SPEED", up, side, f"{side} end at 200G"))
+    return out
+
+
+def uplink_fec(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """LINK-FEC: one end of a leaf-spine link with FEC off."""
+    out = []
+    for up in pick.uplinks_for("uplink-fec"):
+        side, port = _uplink_end(pick, up)
+        port.fec = "none"
+        out.append(_uplink_truth("LINK-FEC", up, side, f"{side} end with FEC none"))
+    return out
+
+
+def uplink_mtu(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-MTU: one end of a leaf-spine link at MTU 1500."""
+    out = []
+    for up in pick.uplinks_for("uplink-mtu"):
+        side, port = _uplink_end(pick, up)
+        port.mtu = 1500
+        out.append(_uplink_truth("QOS-MTU", up, side, f"{side} end at MTU 1500"))
+    return out
+
+
+def uplink_pfc(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-PFC-MISMATCH: one end of a leaf-spine link with PFC off."""
+    out = []
+    for up in pick.uplinks_for("uplink-pfc"):
+        side, port = _uplink_end(pick, up)
+        port.pfc = set()
+        out.append(_uplink_truth("QOS-PFC-MISMATCH", up, side, f"{side} end with PFC off"))
+    return out
+
+
 # Switch-wide scenarios come first so per-link ones avoid their leaves (see Picker).
 SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "dscp-lossy": dscp_lossy,
@@ -253,5 +351,9 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "cable-len": cable_len,
     "headroom-short": headroom_short,
     "mtu-mismatch": mtu_mismatch,
+    "uplink-speed": uplink_speed,
+    "uplink-fec": uplink_fec,
+    "uplink-mtu": uplink_mtu,
+    "uplink-pfc": uplink_pfc,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")

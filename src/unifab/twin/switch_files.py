@@ -99,7 +99,7 @@ def config_db(switch: TwinSwitch) -> str:
             "admin_status": "up",
             "alias": f"etp{lane + 1}",
             "description": f"{port.peer_node}:{port.peer_port}",
-            "fec": "rs",
+            "fec": port.fec,
             "index": str(lane + 1),
             "lanes": ",".join(str(lane * 8 + i) for i in range(8)),
             "mtu": str(port.mtu),
@@ -130,7 +130,9 @@ def config_db(switch: TwinSwitch) -> str:
                 "xon": str(headroom.xon),
             }
         tables["BUFFER_PG"][f"{name}|0"] = {"profile": "ingress_lossy_profile"}
-        tables["BUFFER_PG"][f"{name}|3"] = {"profile": profile}
+        # the traditional buffer model derives lossless PGs from pfc_enable (buffermgrd)
+        for prio in sorted(port.pfc):
+            tables["BUFFER_PG"][f"{name}|{prio}"] = {"profile": profile}
         tables["BUFFER_QUEUE"][f"{name}|0-2"] = {"profile": "egress_lossy_profile"}
         tables["BUFFER_QUEUE"][f"{name}|3"] = {"profile": "egress_lossless_profile"}
         tables["BUFFER_QUEUE"][f"{name}|4-7"] = {"profile": "egress_lossy_profile"}
