@@ -152,7 +152,8 @@ def test_pfc_watchdog_missing(make_fabric: FabricFactory) -> None:
     assert finding.check == "QOS-PFCWD" and finding.severity is Severity.WARNING
     assert finding.fix[0].commands == (
         "sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet16' 'pfcwd_sw_enable' '3'",
-        "sonic-db-cli CONFIG_DB hset 'PFC_WD|Ethernet16' 'action' 'drop' 'detection_time' '200' 'restoration_time' '200'",
+        "sonic-db-cli CONFIG_DB hset 'PFC_WD|Ethernet16' 'action' 'drop' 'detection_time' '200' "
+        "'restoration_time' '200'",
     )
 
 

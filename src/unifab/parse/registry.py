@@ -75,7 +75,7 @@ FORMATS: dict[str, Format] = {
         Format(
             "hw-counters",
             "unifab.parse.host.hw_counters",
-            "/sys/class/infiniband[/<dev>] port state and counters (a directory, 'path: value' lines, or show_counters)",
+            "/sys/class/infiniband[/<dev>] port state and counters (directory, 'path: value' lines, or show_counters)",
             tree=True,
         ),
         Format("rdma-statistic", "unifab.parse.host.rdma_statistic", "rdma statistic show / mode output"),
