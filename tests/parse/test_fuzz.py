@@ -29,6 +29,14 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "ethtool-m": (
+        "host/ethtool_m_qsfp28_100g_sr4_mellanox_cumulus.txt",
+        "host/ethtool_m_qsfp_dac_mcp1600_mellanox.txt",
+    ),
+    "lspci": ("host/lspci_vvv_excerpt_h100_cx7_pcieswitch.txt",),
+    "nvidia-smi-q": ("host/nvidia_smi_q_x_a100_sxm4_80gb_drv535.xml",),
+    "xid": ("host/dmesg_xid119_gsp_rpc_timeout_xe9680_h100.log",),
+    "nccl-topo": ("host/nccl_topo_dump_8xa100_4cx6_bond.xml", "host/nccl_topo_file_azure_ndv5_h100.xml"),
     "eos-config": ("switch/eos/eos_avd_intended_qos.cfg", "switch/eos/eos_rocm_doc_arista7388_roce_dcqcn.cfg"),
     "eos-json": ("switch/eos/eos_show_lldp_neighbors_detail.json", "switch/eos/eos_show_interfaces_vEOS.json"),
     "junos-lldp": (
@@ -58,6 +66,10 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "sysfs-ecn": ("roce_np/enable/3: 1\nroce_rp/enable/3: 1\nroce_np/cnp_dscp: 48\n",),
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
+    "nvidia-smi-topo": (
+        "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\tPIX\t0-55\t0\t\tN/A\n"
+        "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\nNIC0\tPIX\tSYS\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n",
+    ),
     "ibv_devinfo": (
         "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
         "\tnode_guid:\t\t\tb83f:d203:00a1:b2c4\n\tsys_image_guid:\t\t\tb83f:d203:00a1:b2c4\n"
@@ -96,7 +108,7 @@ def _check(fmt: str, text: str) -> None:
         assert exc.source.startswith(source) or source in str(exc), exc
         assert exc.expected.strip(), "a parse error must say what was expected"
         if exc.line is not None:
-            assert 1 <= exc.line <= text.count("\n") + 2, (exc.line, exc)
+            assert 1 <= exc.line <= max(text.count("\n"), len(text.splitlines())) + 2, (exc.line, exc)
 
 
 @st.composite

@@ -70,6 +70,22 @@ FORMATS: dict[str, Format] = {
         Format("cumulus-interfaces", "unifab.parse.switch.cumulus", "FRR vtysh show interface [+ ip -d address show]"),
         Format("lldpctl", "unifab.parse.host.lldpctl_text", "lldpctl / lldpcli show neighbors plain text"),
         Format("ip-link", "unifab.parse.host.ip_link", "ip [-d] link show / ip [-d] address show"),
+        Format(
+            "ethtool-m",
+            "unifab.parse.host.ethtool_module",
+            "ethtool -m <if>: SFF-8636/CMIS/SFF-8472 module EEPROM and DOM",
+        ),
+        Format("lspci", "unifab.parse.host.lspci", "lspci -vvv [-nn] [-D]: PCIe devices, link cap/status, ACS, NUMA"),
+        Format(
+            "nvidia-smi-q", "unifab.parse.host.nvidia_smi_q", "nvidia-smi -q -x XML: per-GPU PCIe, ECC, remapped rows"
+        ),
+        Format("xid", "unifab.parse.host.xid", "kernel log (dmesg/journalctl/syslog): NVIDIA Xid events"),
+        Format(
+            "nvidia-smi-topo", "unifab.parse.host.nvidia_smi_topo", "nvidia-smi topo -m: GPU/NIC matrix and affinity"
+        ),
+        Format(
+            "nccl-topo", "unifab.parse.host.nccl_topo", "NCCL topology XML (NCCL_TOPO_DUMP_FILE dump or NCCL_TOPO_FILE)"
+        ),
         Format("show_gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
         Format("ibv_devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
         Format(

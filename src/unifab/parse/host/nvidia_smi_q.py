@@ -1,0 +1,308 @@
+r"""``nvidia-smi -q -x`` (XML, DTD ``nvsmi_device_v10`` .. ``v13``, drivers r4xx .. r57x): per-GPU health, PCIe.
+
+Root ``<nvidia_smi_log>`` with ``driver_version``, ``cuda_version``, ``attached_gpus`` and one ``<gpu id="...">``
+per GPU. The fields read, and the driver-dependent spellings they come in:
+
+- ``pci/pci_bus_id`` (``00000000:01:00.0``, upper-case hex on some drivers) -> normalized ``0000:01:00.0``;
+- ``pci/pci_gpu_link_info/pcie_gen/{max,current}_link_gen`` and ``link_widths/{max,current}_link_width`` (``16x``);
+- ``temperature/gpu_temp`` (``27 C``); power from ``gpu_power_readings`` (r530+) or ``power_readings`` (older):
+  ``power_draw``, else ``average_power_draw`` / ``instant_power_draw`` (r550+), ``current_power_limit`` or
+  ``power_limit``;
+- ``ecc_errors/{volatile,aggregate}``: ``single_bit/total`` + ``double_bit/total`` (older drivers) or
+  ``sram_correctable`` + ``dram_correctable`` and ``sram_uncorrectable[_parity|_secded]`` + ``dram_uncorrectable``
+  (r510+), summed into ``sbe`` (correctable) and ``dbe`` (uncorrectable) totals;
+- ``retired_pages`` (pre-Ampere page retirement) and ``remapped_rows`` (Ampere+; ``N/A`` with MIG on);
+- ``clocks_event_reasons/clocks_event_reason_*`` (r530+) or ``clocks_throttle_reasons/clocks_throttle_reason_*``
+  (older): the ``Active`` ones, named without the prefix (``sw_power_cap``, ``hw_thermal_slowdown``, ...);
+- ``mig_mode/current_mig``, ``gpu_reset_status``, ``fabric/{state,status}``.
+
+``N/A``, ``[N/A]``, ``Not Supported`` and ``Requested functionality has been deprecated`` read as None.
+``driver_version``/``cuda_version`` are per host and live on the top record.
+
+XML safety: the text is parsed with expat directly (no network, no external DTD: nvidia-smi's ``<!DOCTYPE
+nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">`` is never fetched), and a document with an internal DTD subset
+or any ``<!ENTITY>`` declaration is rejected, so no entity can be expanded. Errors carry expat's line number
+(the same value ElementTree's ``ParseError.position`` reports).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+from xml.parsers import expat
+
+from unifab.errors import ParseError
+from unifab.parse.host.lspci import normalize_bdf
+
+NOT_AVAILABLE = frozenset(
+    {"N/A", "[N/A]", "Not Supported", "[Not Supported]", "Requested functionality has been deprecated", "Unknown Error"}
+)
+_CORRECTABLE = ("sram_correctable", "dram_correctable")
+_UNCORRECTABLE = ("sram_uncorrectable", "sram_uncorrectable_parity", "sram_uncorrectable_secded", "dram_uncorrectable")
+_REASON_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
+_QUANTITY = re.compile(r"^(?P<n>-?\d{1,18}(?:\.\d+)?)\s*(?P<unit>[A-Za-z%/]*)$")
+
+
+class _Rejected(Exception):
+    """An XML construct refused for safety (internal DTD subset, entity declaration)."""
+
+
+@dataclass(frozen=True, slots=True)
+class XmlDocument:
+    """A parsed XML document with the line each element starts on."""
+
+    root: ET.Element
+    lines: dict[int, int]  # id(element) -> 1-based line
+
+    def line(self, element: ET.Element) -> int | None:
+        return self.lines.get(id(element))
+
+
+def read_xml(text: str, source: str) -> XmlDocument:
+    """Parse ``text`` with expat into an ElementTree, refusing DTD internal subsets and entity declarations."""
+    if not text.strip():
+        raise ParseError(source, "expected an XML document, got empty text", line=1)
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    builder = ET.TreeBuilder()
+    lines: dict[int, int] = {}
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber
+
+    def doctype(name: str, system_id: str | None, public_id: str | None, internal_subset: int) -> None:
+        if internal_subset:
+            raise _Rejected(f"expected a DOCTYPE without an internal subset, got one on <!DOCTYPE {name}>")
+
+    def entity(name: str, *_: object) -> None:
+        raise _Rejected(f"expected no <!ENTITY> declarations, got {name!r}")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = entity
+    try:
+        # XML ends lines at CR too; make LF the only line end so expat's line numbers count "\n" like every parser.
+        parser.Parse(text.replace("\r\n", "\n").replace("\r", " "), True)
+    except expat.ExpatError as exc:
+        raise ParseError(source, f"expected well-formed XML ({expat.ErrorString(exc.code)})", line=exc.lineno) from None
+    except _Rejected as exc:
+        raise ParseError(source, str(exc), line=parser.CurrentLineNumber) from None
+    except (UnicodeError, ValueError) as exc:
+        raise ParseError(source, f"expected XML text ({exc})", line=1) from None
+    return XmlDocument(builder.close(), lines)
+
+
+@dataclass(frozen=True, slots=True)
+class EccCounts:
+    sbe: int | None  # correctable (single-bit) errors, summed over the printed sources
+    dbe: int | None  # uncorrectable (double-bit) errors
+
+
+@dataclass(frozen=True, slots=True)
+class RemappedRows:
+    correctable: int | None
+    uncorrectable: int | None
+    pending: bool | None
+    failure: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    pci_bus_id: str  # "0000:01:00.0"
+    product_name: str | None
+    uuid: str | None
+    serial: str | None
+    vbios_version: str | None
+    minor_number: int | None
+    gpu_module_id: int | None  # HGX/SXM slot
+    board_part_number: str | None
+    pcie_gen_current: int | None
+    pcie_gen_max: int | None
+    pcie_width_current: int | None
+    pcie_width_max: int | None
+    pcie_replay_count: int | None
+    performance_state: str | None  # "P0"
+    temperature_c: int | None
+    memory_temperature_c: int | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    ecc_mode: str | None  # current_ecc: "Enabled" | "Disabled"
+    ecc_volatile: EccCounts
+    ecc_aggregate: EccCounts
+    retired_pages_sbe: int | None
+    retired_pages_dbe: int | None
+    retired_pages_pending: bool | None
+    remapped_rows: RemappedRows | None  # None when N/A (pre-Ampere, or MIG enabled)
+    mig_mode: str | None  # current_mig: "Enabled" | "Disabled"; None when N/A
+    clocks_event_reasons: tuple[str, ...]  # active reasons, e.g. ("gpu_idle",) or ("sw_power_cap",)
+    reset_required: bool | None
+    drain_and_reset_recommended: bool | None
+    fabric_state: str | None
+    fabric_status: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaSmiQ:
+    timestamp: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    attached_gpus: int | None  # as reported; may exceed len(gpus) in trimmed captures
+    gpus: tuple[Gpu, ...]
+
+
+class _Reader:
+    def __init__(self, doc: XmlDocument, source: str) -> None:
+        self.doc = doc
+        self.source = source
+
+    def fail(self, element: ET.Element, expected: str) -> ParseError:
+        return ParseError(self.source, expected, line=self.doc.line(element))
+
+    def text(self, parent: ET.Element, path: str) -> str | None:
+        hit = self.first_text(parent, path)
+        return None if hit is None else hit[1]
+
+    def first_text(self, parent: ET.Element, *paths: str) -> tuple[ET.Element, str] | None:
+        """The first of ``paths`` that holds a value (not empty, not N/A): its element and stripped text."""
+        for path in paths:
+            el = parent.find(path)
+            value = None if el is None or el.text is None else el.text.strip()
+            if el is not None and value and value not in NOT_AVAILABLE:
+                return el, value
+        return None
+
+    def number(
+        self, parent: ET.Element, *paths: str, unit: str = "", cast: Callable[[str], float] = float
+    ) -> float | None:
+        hit = self.first_text(parent, *paths)
+        if hit is None:
+            return None
+        element, value = hit
+        m = _QUANTITY.match(value)
+        if m is None or (m["unit"] and m["unit"] != unit):
+            raise self.fail(
+                element, f"expected <{element.tag}> as a number{' in ' + unit if unit else ''}, got {value[:30]!r}"
+            )
+        try:
+            return cast(m["n"])
+        except ValueError:
+            raise self.fail(element, f"expected <{element.tag}> as an integer, got {value[:30]!r}") from None
+
+    def integer(self, parent: ET.Element, *paths: str, unit: str = "") -> int | None:
+        value = self.number(parent, *paths, unit=unit, cast=int)
+        return None if value is None else int(value)
+
+    def yes_no(self, parent: ET.Element, path: str) -> bool | None:
+        hit = self.first_text(parent, path)
+        if hit is None:
+            return None
+        element, value = hit
+        if value not in ("Yes", "No"):
+            raise self.fail(element, f"expected <{element.tag}> Yes or No, got {value[:30]!r}")
+        return value == "Yes"
+
+    def ecc(self, gpu: ET.Element, which: str) -> EccCounts:
+        block = gpu.find(f"ecc_errors/{which}")
+        if block is None:
+            return EccCounts(None, None)
+        if block.find("single_bit") is not None or block.find("double_bit") is not None:
+            return EccCounts(self.integer(block, "single_bit/total"), self.integer(block, "double_bit/total"))
+        return EccCounts(self.sum(block, _CORRECTABLE), self.sum(block, _UNCORRECTABLE))
+
+    def sum(self, block: ET.Element, names: tuple[str, ...]) -> int | None:
+        values = [self.integer(block, name) for name in names]
+        present = [v for v in values if v is not None]
+        return sum(present) if present else None
+
+    def remapped(self, gpu: ET.Element) -> RemappedRows | None:
+        block = gpu.find("remapped_rows")
+        if block is None or len(block) == 0:
+            return None
+        return RemappedRows(
+            self.integer(block, "remapped_row_corr"),
+            self.integer(block, "remapped_row_unc"),
+            self.yes_no(block, "remapped_row_pending"),
+            self.yes_no(block, "remapped_row_failure"),
+        )
+
+    def reasons(self, gpu: ET.Element) -> tuple[str, ...]:
+        block = gpu.find("clocks_event_reasons")
+        if block is None:
+            block = gpu.find("clocks_throttle_reasons")
+        if block is None:
+            return ()
+        out = []
+        for child in block:
+            name = child.tag
+            for prefix in _REASON_PREFIXES:
+                name = name.removeprefix(prefix)
+            if (child.text or "").strip() == "Active":
+                out.append(name)
+        return tuple(out)
+
+    def gpu(self, el: ET.Element) -> Gpu:
+        raw_id = self.text(el, "pci/pci_bus_id") or el.get("id") or ""
+        bus_id = normalize_bdf(raw_id)
+        if bus_id is None:
+            raise self.fail(el, f"expected <gpu id=...> or <pci_bus_id> as a PCI address, got {raw_id[:30]!r}")
+        power = ("gpu_power_readings", "power_readings")
+        link = "pci/pci_gpu_link_info"
+        return Gpu(
+            pci_bus_id=bus_id,
+            product_name=self.text(el, "product_name"),
+            uuid=self.text(el, "uuid"),
+            serial=self.text(el, "serial"),
+            vbios_version=self.text(el, "vbios_version"),
+            minor_number=self.integer(el, "minor_number"),
+            gpu_module_id=self.integer(el, "gpu_module_id", "platformInfo/module_id"),
+            board_part_number=self.text(el, "board_part_number"),
+            pcie_gen_current=self.integer(el, f"{link}/pcie_gen/current_link_gen"),
+            pcie_gen_max=self.integer(el, f"{link}/pcie_gen/max_link_gen"),
+            pcie_width_current=self.integer(el, f"{link}/link_widths/current_link_width", unit="x"),
+            pcie_width_max=self.integer(el, f"{link}/link_widths/max_link_width", unit="x"),
+            pcie_replay_count=self.integer(el, "pci/replay_counter"),
+            performance_state=self.text(el, "performance_state"),
+            temperature_c=self.integer(el, "temperature/gpu_temp", unit="C"),
+            memory_temperature_c=self.integer(el, "temperature/memory_temp", unit="C"),
+            power_draw_w=self.number(
+                el,
+                *(f"{p}/{k}" for p in power for k in ("power_draw", "average_power_draw", "instant_power_draw")),
+                unit="W",
+            ),
+            power_limit_w=self.number(
+                el, *(f"{p}/{k}" for p in power for k in ("current_power_limit", "power_limit")), unit="W"
+            ),
+            ecc_mode=self.text(el, "ecc_mode/current_ecc"),
+            ecc_volatile=self.ecc(el, "volatile"),
+            ecc_aggregate=self.ecc(el, "aggregate"),
+            retired_pages_sbe=self.integer(el, "retired_pages/multiple_single_bit_retirement/retired_count"),
+            retired_pages_dbe=self.integer(el, "retired_pages/double_bit_retirement/retired_count"),
+            retired_pages_pending=self.yes_no(el, "retired_pages/pending_retirement"),
+            remapped_rows=self.remapped(el),
+            mig_mode=self.text(el, "mig_mode/current_mig"),
+            clocks_event_reasons=self.reasons(el),
+            reset_required=self.yes_no(el, "gpu_reset_status/reset_required"),
+            drain_and_reset_recommended=self.yes_no(el, "gpu_reset_status/drain_and_reset_recommended"),
+            fabric_state=self.text(el, "fabric/state"),
+            fabric_status=self.text(el, "fabric/status"),
+        )
+
+
+def parse(text: str, source: str = "<input>") -> NvidiaSmiQ:
+    """Read ``nvidia-smi -q -x`` XML into per-GPU records."""
+    doc = read_xml(text, source)
+    root = doc.root
+    reader = _Reader(doc, source)
+    if root.tag != "nvidia_smi_log":
+        raise reader.fail(root, f"expected the root element <nvidia_smi_log>, got <{root.tag}>")
+    return NvidiaSmiQ(
+        timestamp=reader.text(root, "timestamp"),
+        driver_version=reader.text(root, "driver_version"),
+        cuda_version=reader.text(root, "cuda_version"),
+        attached_gpus=reader.integer(root, "attached_gpus"),
+        gpus=tuple(reader.gpu(el) for el in root.findall("gpu")),
+    )
