@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from unifab.model import Headroom, PfcWatchdog, Port, PortQos, QueueQos, Switch
-from unifab.parse.switch import sonic_qos
+from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
+from unifab.parse.switch import sonic_lldp, sonic_qos
 
 if TYPE_CHECKING:
     from unifab.collect.bundle import Problems
@@ -98,3 +98,19 @@ def _port_qos(q: sonic_qos.SonicPortQos, sw: sonic_qos.SonicSwitch, dynamic_mode
         pfcwd=_pfcwd(q.port, sw),
         pfcwd_priorities=q.pfcwd_sw_enable,
     )
+
+
+def sonic_lldp_links(name: str, appl_db: Path, problems: Problems) -> list[Link]:
+    """Links the switch's LLDP neighbors show (APPL_DB ``LLDP_ENTRY_TABLE``).
+
+    Switches send port names (port id subtype ifname/local); hosts running lldpd send their MAC as
+    port id and the interface name as port description, so the description names the far port then.
+    """
+    neighbors = problems.parse_file(appl_db, sonic_lldp.parse, device=name) or ()
+    links = []
+    for nb in neighbors:
+        remote_port = nb.port_id if nb.port_id_subtype in ("ifname", "local") else nb.port_descr
+        if nb.system_name and remote_port:
+            remote = Endpoint(nb.system_name.split(".")[0], remote_port.strip())
+            links.append(Link(Endpoint(name, nb.local_port), remote, frozenset({"lldp"})))
+    return links

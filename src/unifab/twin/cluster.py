@@ -109,6 +109,13 @@ class Cluster:
     def leaves(self) -> list[TwinSwitch]:
         return [s for s in self.switches.values() if s.role == "leaf"]
 
+    def nic(self, host: str, netdev: str) -> TwinNic | None:
+        nics = self.hosts.get(host)
+        if nics is None or not netdev.startswith("eth"):
+            return None
+        rail = int(netdev[3:])
+        return nics[rail] if 0 <= rail < len(nics) else None
+
     def host_ports(self, leaf: TwinSwitch) -> list[TwinPort]:
         return [p for p in leaf.ports.values() if p.peer_node in self.hosts]
 

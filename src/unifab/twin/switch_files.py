@@ -1,4 +1,4 @@
-"""A twin switch's artifacts: SONiC ``config_db.json``."""
+"""A twin switch's SONiC artifacts: ``config_db.json`` and the APPL_DB LLDP neighbors (``appl_db.json``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 import orjson
 
 from unifab.checks.headroom import SPECTRUM_ASICS, HeadroomCalc, sonic_mellanox_xoff
+from unifab.parse.switch import sonic_lldp
 from unifab.twin import cluster as c
-from unifab.twin.cluster import TwinSwitch
+from unifab.twin.cluster import Cluster, TwinSwitch
 
 
 @functools.cache
@@ -140,3 +141,36 @@ def config_db(switch: TwinSwitch) -> str:
             tables["PFC_WD"][name] = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
         tables["DEVICE_NEIGHBOR"][name] = {"name": port.peer_node, "port": port.peer_port}
     return orjson.dumps(tables, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + os.linesep
+
+
+def appl_db_lldp(switch: TwinSwitch, cluster: Cluster) -> str:
+    """The switch's APPL_DB ``LLDP_ENTRY_TABLE`` as lldp_syncd writes it: what each port's neighbor sent."""
+    neighbors = []
+    for name, port in sorted(switch.ports.items(), key=lambda kv: int(kv[0][8:])):
+        peer = cluster.switches.get(port.peer_node)
+        if peer is not None:
+            neighbors.append(_neighbor(name, peer.name, peer.mac, "mac", port.peer_port, "ifname", port.peer_port))
+            continue
+        nic = cluster.nic(port.peer_node, port.peer_port)
+        if nic is not None:  # lldpd on a host: MAC as port id, interface name as description
+            neighbors.append(_neighbor(name, nic.host, nic.mac, "mac", nic.mac, "mac", nic.netdev))
+    return sonic_lldp.render(neighbors)
+
+
+def _neighbor(
+    local: str, system: str, chassis: str, chassis_type: str, port_id: str, port_type: str, descr: str
+) -> sonic_lldp.SonicLldpNeighbor:
+    return sonic_lldp.SonicLldpNeighbor(
+        local_port=local,
+        system_name=system,
+        chassis_id=chassis,
+        chassis_id_subtype=chassis_type,
+        port_id=port_id,
+        port_id_subtype=port_type,
+        port_descr=descr,
+        system_descr=None,
+        mgmt_address=None,
+        mgmt_addresses=(),
+        capabilities_supported=("Bridge", "Router"),
+        capabilities_enabled=("Router",),
+    )
