@@ -29,6 +29,9 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "sonic-counters-db": ("switch/sonic/sonic_counters_db_mock_pfc_queue_pg.json",),
+    "sonic-lldp": ("switch/sonic/sonic_appl_db_lldp_entry_table_subset.json",),
+    "sonic-state-db": ("switch/sonic/sonic_state_db_mock_buffer_port_subset.json",),
     "ethtool-m": (
         "host/ethtool_m_qsfp28_100g_sr4_mellanox_cumulus.txt",
         "host/ethtool_m_qsfp_dac_mcp1600_mellanox.txt",
@@ -66,6 +69,10 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "sysfs-ecn": ("roce_np/enable/3: 1\nroce_rp/enable/3: 1\nroce_np/cnp_dscp: 48\n",),
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
+    "nvue": (
+        "qos:\n  roce:\n    enable: on\n    mode: lossless\ninterface:\n  swp1-4:\n    type: swp\n    link:\n"
+        "      mtu: 9216\n      speed: 400G\n",
+    ),
     "nvidia-smi-topo": (
         "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\tPIX\t0-55\t0\t\tN/A\n"
         "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\nNIC0\tPIX\tSYS\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n",

@@ -63,6 +63,18 @@ FORMATS: dict[str, Format] = {
             "unifab.parse.switch.eos_json",
             "Arista EOS eAPI JSON (interfaces, lldp, PFC/ECN/queue counters, version) or a SuzieQ gather file",
         ),
+        Format(
+            "sonic-counters-db", "unifab.parse.switch.sonic_counters_db", "SONiC COUNTERS_DB: PFC, queue, PG, watchdog"
+        ),
+        Format("sonic-lldp", "unifab.parse.switch.sonic_lldp", "SONiC APPL_DB LLDP_ENTRY_TABLE neighbours"),
+        Format(
+            "sonic-state-db",
+            "unifab.parse.switch.sonic_state_db",
+            "SONiC STATE_DB: oper speed, MTU, FEC, buffer limits",
+        ),
+        Format(
+            "nvue", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, resolved to per-interface QoS"
+        ),
         Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
         Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
         Format("nxos-interfaces", "unifab.parse.switch.nxos", "NX-OS show interface brief | json native, or text"),

@@ -1,0 +1,252 @@
+"""SONiC Redis database dumps (APPL_DB, STATE_DB, COUNTERS_DB, ...) and the STATE_DB port view.
+
+:func:`read_dump` is the generic reader the other non-CONFIG_DB parsers build on. A dump is one JSON
+object whose top-level keys are the Redis keys, in either of two shapes, detected per key so mixed
+files work:
+
+* ``flat``    -- sonic-utilities / sonic-snmpagent ``tests/mock_tables/<db>.json`` and the files
+  :mod:`unifab.collect.sonic_redis` writes: ``{"PORT_TABLE|Ethernet0": {field: value}}``;
+* ``db-dump`` -- ``sonic-db-dump -n STATE_DB``: ``{"KEY": {"type": "hash", "value": {...}, "ttl": ...,
+  "expireat": ...}}``. Only ``hash`` entries are kept; ``string``/``set``/``list``/``zset`` keys are
+  skipped.
+
+Keys are kept whole (the table separator differs per database: ``|`` in STATE_DB, ``:`` in APPL_DB
+and COUNTERS_DB). Every field value becomes a string: numbers with ``str()`` (the APPL_DB mock holds
+``"speed": 100000`` as a JSON number), booleans as ``"true"``/``"false"``. An object, array or null
+where a field value must be is a :class:`~unifab.errors.ParseError` whose ``key`` names the Redis key.
+
+:func:`parse` reads a STATE_DB dump (``redis-cli -n 6`` / ``sonic-db-dump -n STATE_DB``) into the
+per-port operational view (``PORT_TABLE|<port>``: oper speed, MTU, FEC, link training;
+``BUFFER_MAX_PARAM_TABLE|<port>``: queue and PG counts), the MMU size and the WRED/ECN counter
+capabilities.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from unifab.errors import ParseError
+
+__all__ = [
+    "SHAPES",
+    "SonicDbDump",
+    "SonicPortState",
+    "SonicStateDb",
+    "natural_key",
+    "parse",
+    "read_dump",
+    "resolve",
+]
+
+SHAPES = ("flat", "db-dump")
+
+_ENVELOPE_KEYS = frozenset({"type", "value", "ttl", "expireat"})
+_REDIS_TYPES = frozenset({"hash", "string", "list", "set", "zset", "stream"})
+_NATURAL = re.compile(r"(\d+)")
+# STATE_DB values meaning "nothing here" (sonic-utilities mock: ``"supported_fecs": "N/A"``).
+_NOT_AVAILABLE = frozenset({"", "N/A", "NA"})
+
+
+@dataclass(frozen=True, slots=True)
+class SonicDbDump:
+    """One Redis database: ``redis key -> field -> value``, all strings."""
+
+    shape: str
+    hashes: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SonicPortState:
+    """Operational state of one port as STATE_DB holds it (``None`` where the DB says nothing)."""
+
+    port: str
+    state: str | None  # "ok" once the port is created in the ASIC
+    admin_status: str | None
+    oper_status: str | None  # netdev_oper_status
+    speed_mbps: int | None
+    mtu: int | None
+    fec: str | None
+    supported_speeds_mbps: tuple[int, ...]
+    supported_fecs: tuple[str, ...]
+    link_training_status: str | None
+    max_queues: int | None  # BUFFER_MAX_PARAM_TABLE
+    max_priority_groups: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SonicStateDb:
+    shape: str
+    ports: dict[str, SonicPortState]
+    mmu_size_bytes: int | None  # BUFFER_MAX_PARAM_TABLE|global
+    # "<TABLE>|<name>" -> isSupported, for QUEUE_/PORT_COUNTER_CAPABILITIES entries; entries without
+    # ``isSupported`` (e.g. ``PORT_COUNTER_CAPABILITIES|LLR``) give one item per field, "<key>.<field>".
+    counter_capabilities: dict[str, bool]
+
+
+# --- generic dump reader ---------------------------------------------------------------------------
+
+
+def read_dump(text: str | bytes, source: str = "<input>") -> SonicDbDump:
+    """Read any Redis-database dump in :data:`SHAPES` into ``key -> field -> value`` strings."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ParseError(source, f"a JSON document ({exc.msg})", line=exc.lineno) from None
+    if not isinstance(doc, dict):
+        raise ParseError(source, f"a JSON object of Redis keys, got {kind(doc)}")
+    hashes: dict[str, dict[str, str]] = {}
+    n_dump = 0
+    for key, body in doc.items():
+        if is_envelope(body):
+            n_dump += 1
+            if body["type"] != "hash":
+                continue
+            value = body["value"]
+            if not isinstance(value, dict):
+                raise ParseError(source, f"a hash value object, got {kind(value)}", key=key)
+            fields = value
+        elif isinstance(body, dict):
+            fields = body
+        else:
+            raise ParseError(source, f"an object of hash fields, got {kind(body)}", key=key)
+        row = hashes.setdefault(key, {})
+        for name, raw in fields.items():
+            row[name] = scalar(raw, source, key, name)
+    return SonicDbDump(shape="db-dump" if n_dump else "flat", hashes=hashes)
+
+
+def is_envelope(body: Any) -> bool:
+    """A sonic-db-dump entry: exactly ``{"type": <redis type>, "value": ..., ["ttl"], ["expireat"]}``."""
+    return (
+        isinstance(body, dict)
+        and "value" in body
+        and body.get("type") in _REDIS_TYPES
+        and body.keys() <= _ENVELOPE_KEYS
+    )
+
+
+def scalar(raw: Any, source: str, key: str, field: str) -> str:
+    """A hash field value as Redis stores it: always a string."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, int | float):
+        return str(raw)
+    raise ParseError(source, f"field {field!r} to be a string or number, got {kind(raw)}", key=key)
+
+
+def kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "a number"
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key putting Ethernet2 before Ethernet10."""
+    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _NATURAL.split(name) if p)
+
+
+def uint(value: str, source: str, key: str, what: str) -> int:
+    """A non-negative decimal integer, or a ParseError naming the key and the field."""
+    text = value.strip()
+    if text.isdigit() and text.isascii():
+        return int(text)
+    raise ParseError(source, f"{what} as a non-negative integer, got {value!r}", key=key)
+
+
+# --- STATE_DB -------------------------------------------------------------------------------------
+
+
+def parse(text: str | bytes, source: str = "<input>") -> SonicStateDb:
+    """Read a STATE_DB dump and resolve the per-port view (ports in natural order)."""
+    dump = read_dump(text, source)
+    return resolve(dump, source)
+
+
+def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
+    ports: dict[str, dict[str, str]] = {}
+    buffer_max: dict[str, dict[str, str]] = {}
+    mmu: int | None = None
+    caps: dict[str, bool] = {}
+    for key, fields in dump.hashes.items():
+        table, sep, name = key.partition("|")
+        if not sep:
+            continue
+        if table == "PORT_TABLE":
+            ports[name] = fields
+        elif table == "BUFFER_MAX_PARAM_TABLE":
+            if name == "global":
+                size = fields.get("mmu_size")
+                mmu = None if size is None else uint(size, source, key, "mmu_size")
+            else:
+                buffer_max[name] = fields
+        elif table in ("QUEUE_COUNTER_CAPABILITIES", "PORT_COUNTER_CAPABILITIES"):
+            if "isSupported" in fields:
+                caps[key] = _bool(fields["isSupported"], source, key, "isSupported")
+            else:
+                for field, value in fields.items():
+                    caps[f"{key}.{field}"] = _bool(value, source, key, field)
+
+    out: dict[str, SonicPortState] = {}
+    for name in sorted(set(ports) | set(buffer_max), key=natural_key):
+        f = ports.get(name, {})
+        b = buffer_max.get(name, {})
+        key = f"PORT_TABLE|{name}"
+        out[name] = SonicPortState(
+            port=name,
+            state=f.get("state"),
+            admin_status=f.get("admin_status"),
+            oper_status=f.get("netdev_oper_status", f.get("oper_status")),
+            speed_mbps=_opt_uint(f.get("speed"), source, key, "speed"),
+            mtu=_opt_uint(f.get("mtu"), source, key, "mtu"),
+            fec=f.get("fec"),
+            supported_speeds_mbps=tuple(
+                uint(s, source, key, "supported_speeds item") for s in _items(f.get("supported_speeds"))
+            ),
+            supported_fecs=tuple(_items(f.get("supported_fecs"))),
+            link_training_status=f.get("link_training_status"),
+            max_queues=_opt_uint(b.get("max_queues"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_queues"),
+            max_priority_groups=_opt_uint(
+                b.get("max_priority_groups"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_priority_groups"
+            ),
+        )
+    return SonicStateDb(
+        shape=dump.shape,
+        ports=out,
+        mmu_size_bytes=mmu,
+        counter_capabilities=dict(sorted(caps.items())),
+    )
+
+
+def _opt_uint(value: str | None, source: str, key: str, what: str) -> int | None:
+    if value is None or value.strip() in _NOT_AVAILABLE:
+        return None
+    return uint(value, source, key, what)
+
+
+def _items(value: str | None) -> list[str]:
+    if value is None or value.strip() in _NOT_AVAILABLE:
+        return []
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _bool(value: str, source: str, key: str, field: str) -> bool:
+    low = value.strip().lower()
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    raise ParseError(source, f"{field} to be 'true' or 'false', got {value!r}", key=key)
