@@ -55,7 +55,9 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _fail(message: str) -> NoReturn:
-    _console(stderr=True).print(f"[bold red]unifab: error:[/] {message}", soft_wrap=True)
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]unifab: error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -211,6 +213,61 @@ def parse(
     except (OSError, UnicodeDecodeError) as exc:
         _fail(f"{file}: cannot read: {exc}")
     sys.stdout.write(dumps(record) + "\n")
+
+
+@app.command()
+def collect(
+    inventory: Annotated[Path, typer.Option(help="Inventory YAML: devices with name, os (sonic|eos), address.")],
+    out: Annotated[Path, typer.Option(help="Bundle directory to write (switches/<name>/...).")],
+    workers: Annotated[int, typer.Option(min=1, max=256, help="Devices read at once.")] = 16,
+    output: Annotated[OutputFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
+        OutputFormat.TABLE
+    ),
+) -> None:
+    """Read every switch in an inventory live into a bundle; one unreachable device never stops the rest.
+
+    Exit 0 when every device was collected, 1 when some failed (the summary says which and why).
+
+    Example: unifab collect --inventory fabric-inventory.yaml --out ./b-live && unifab check ./b-live
+    """
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from unifab.collect.inventory import collect_inventory, load_inventory, summary_json
+    from unifab.errors import ParseError
+
+    try:
+        inv = load_inventory(inventory.read_text(encoding="utf-8"), str(inventory))
+    except ParseError as exc:
+        _fail(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{inventory}: cannot read: {exc}")
+    console = _console(stderr=True)
+    with Progress(
+        TextColumn("collecting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as progress:
+        task = progress.add_task("devices", total=len(inv.devices))
+        summary = collect_inventory(inv, out, workers, progress=lambda _result: progress.advance(task))
+    if output is OutputFormat.JSON:
+        from unifab.jsonify import dumps
+
+        sys.stdout.write(dumps(summary_json(summary)) + "\n")
+    else:
+        from rich.table import Table
+
+        table = Table(title=f"collected {len(summary.results) - len(summary.failed)} of {len(summary.results)} devices")
+        for column in ("device", "os", "result", "why"):
+            table.add_column(column, overflow="fold")
+        for r in summary.results:
+            table.add_row(r.name, r.os, "[green]ok[/]" if r.ok else f"[red]{r.kind}[/]", escape(r.reason or ""))
+        _console().print(table)
+    raise typer.Exit(EXIT_FINDINGS if summary.failed else EXIT_CLEAN)
 
 
 @twin_app.command("generate")

@@ -8,21 +8,18 @@ TLS cases use a self-signed certificate generated in the test.
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
 import socket
 import ssl
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 import pytest
+from fake_eapi import PASSWORD, USER, EapiHandler, make_handler, serve
+from fake_eapi import replies as sample_replies
 
 from unifab.collect.eos_eapi import (
     ENV_PASSWORD,
@@ -38,106 +35,18 @@ from unifab.collect.eos_eapi import (
 from unifab.errors import UnifabError, UsageError
 from unifab.parse.switch import eos_config, eos_json
 
-EOS = Path("switch") / "eos"
-USER, PASSWORD = "admin", "s3cret"
+
+@pytest.fixture
+def handler(samples: Path) -> Iterator[type[EapiHandler]]:
+    yield make_handler(samples)
 
 
-def _replies(samples: Path) -> dict[str, Any]:
-    """Command -> the captured reply served for it (leaf01 of the SuzieQ capture, AMD's RoCE config)."""
-    gather = (samples / EOS / "suzieq_gather_eos" / "device.output").read_text()
-    decoder, i, records = json.JSONDecoder(), 0, []
-    while gather[i:].strip():  # concatenated JSON lists, one per host
-        chunk, i = decoder.raw_decode(gather, len(gather) - len(gather[i:].lstrip()))
-        records += chunk
-    version = next(r["data"] for r in records if r["hostname"] == "leaf01" and r["cmd"] == "show version")
-    return {
-        "show interfaces": orjson.loads((samples / EOS / "eos-4.23.5M_leaf01_show_interfaces.json").read_bytes()),
-        "show lldp neighbors detail": orjson.loads(
-            (samples / EOS / "eos-4.23.5M_leaf01_show_lldp_neighbors_detail.json").read_bytes()
-        ),
-        "show version": version,
-        "show running-config": (samples / EOS / "eos_rocm_doc_arista7388_roce_dcqcn.cfg").read_text(),
-    }
-
-
-class _Handler(BaseHTTPRequestHandler):
-    replies: ClassVar[dict[str, Any]] = {}
-    requests: ClassVar[list[dict[str, Any]]] = []
-    delay_s: ClassVar[float] = 0.0
-    raw_answer: ClassVar[tuple[int, bytes] | None] = None
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
-        return
-
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-        if self.path != "/command-api":
-            self._send(404, b"not found", "text/plain")
-            return
-        if self.headers.get("Authorization") != expected:
-            self._send(401, b"<html>Unauthorized</html>", "text/html")
-            return
-        if self.raw_answer is not None:
-            self._send(*self.raw_answer)
-            return
-        request = orjson.loads(body)
-        type(self).requests.append(request)
-        params = request["params"]
-        results: list[Any] = []
-        for i, cmd in enumerate(params["cmds"]):
-            if cmd == "enable":
-                results.append({})
-            elif cmd in self.replies and (params["format"] == "json") == (cmd != "show running-config"):
-                reply = self.replies[cmd]
-                results.append({"output": reply} if params["format"] == "text" else reply)
-            else:
-                data = [*results, {"errors": [f"Invalid input (at token 1: '{cmd.split()[-1]}')"]}]
-                message = f"CLI command {i + 1} of {len(params['cmds'])} '{cmd}' failed: invalid command"
-                error = {"code": 1002, "message": message, "data": data}
-                self._send(200, orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}))
-                return
-        self._send(200, orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": results}))
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that gave up is fine
-        return
+def _serve(handler: type[EapiHandler], tls: ssl.SSLContext | None = None) -> Iterator[int]:
+    yield from serve(handler, tls)
 
 
 @pytest.fixture
-def handler(samples: Path) -> Iterator[type[_Handler]]:
-    cls = type("Handler", (_Handler,), {"replies": _replies(samples), "requests": [], "delay_s": 0.0})
-    yield cls
-
-
-def _serve(handler: type[_Handler], tls: ssl.SSLContext | None = None) -> Iterator[int]:
-    server = _Server(("127.0.0.1", 0), handler)
-    if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-@pytest.fixture
-def port(handler: type[_Handler]) -> Iterator[int]:
+def port(handler: type[EapiHandler]) -> Iterator[int]:
     yield from _serve(handler)
 
 
@@ -151,11 +60,11 @@ def _client(port: int, **kwargs: Any) -> EapiClient:
 # --- success ---------------------------------------------------------------------------------------
 
 
-def test_run_cmds_success(port: int, handler: type[_Handler], samples: Path) -> None:
+def test_run_cmds_success(port: int, handler: type[EapiHandler], samples: Path) -> None:
     with _client(port) as client:
         interfaces, lldp = client.run_cmds(["show interfaces", "show lldp neighbors detail"])
         assert client.url == f"http://127.0.0.1:{port}/command-api"
-    assert interfaces == _replies(samples)["show interfaces"]
+    assert interfaces == sample_replies(samples)["show interfaces"]
     parsed = eos_json.lldp_neighbors_from(lldp)
     assert parsed.interfaces["Ethernet1"][0].system_name == "spine01"
     request = handler.requests[0]
@@ -169,7 +78,7 @@ def test_run_cmds_success(port: int, handler: type[_Handler], samples: Path) -> 
     assert isinstance(request["id"], str)
 
 
-def test_running_config_in_text_format(port: int, handler: type[_Handler]) -> None:
+def test_running_config_in_text_format(port: int, handler: type[EapiHandler]) -> None:
     with _client(port, enable=False) as client:
         text = client.running_config()
         version = client.show("show version")
@@ -195,7 +104,7 @@ def test_collect_eos_writes_the_bundle_files(port: int, tmp_path: Path, samples:
         "show-lldp-neighbors-detail.json",
         "show-version.json",
     ]
-    replies = _replies(samples)
+    replies = sample_replies(samples)
     assert (dest / "running-config.txt").read_text() == replies["show running-config"]
     assert eos_json.parse((dest / "show-interfaces.json").read_text()).data == eos_json.interfaces_from(
         replies["show interfaces"]
@@ -236,7 +145,7 @@ def test_unknown_command_is_a_command_error(port: int) -> None:
     assert str(err).startswith("eAPI leaf01: command failed (JSON-RPC error 1002)")
 
 
-def test_timeout_is_unreachable(port: int, handler: type[_Handler]) -> None:
+def test_timeout_is_unreachable(port: int, handler: type[EapiHandler]) -> None:
     handler.delay_s = 1.0
     client = EapiClient(
         "127.0.0.1", name="leaf01", port=port, scheme="http", username=USER, password=PASSWORD, timeout=0.2
@@ -266,7 +175,7 @@ def test_connection_refused_is_unreachable() -> None:
         ((200, b'{"jsonrpc": "2.0", "id": "other", "result": [{}, {}]}'), "answered id 'other'"),
     ],
 )
-def test_invalid_responses(port: int, handler: type[_Handler], answer: tuple[int, bytes], needle: str) -> None:
+def test_invalid_responses(port: int, handler: type[EapiHandler], answer: tuple[int, bytes], needle: str) -> None:
     handler.raw_answer = answer
     with _client(port) as client, pytest.raises(EapiResponseError) as info:
         client.show("show version")
@@ -275,7 +184,7 @@ def test_invalid_responses(port: int, handler: type[_Handler], answer: tuple[int
     assert isinstance(info.value, UnifabError)
 
 
-def test_wrong_result_count(port: int, handler: type[_Handler]) -> None:
+def test_wrong_result_count(port: int, handler: type[EapiHandler]) -> None:
     class Short(handler):  # type: ignore[valid-type,misc]
         def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
             doc = orjson.loads(body) if status == 200 else None
@@ -349,7 +258,7 @@ def _self_signed(tmp: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def tls_port(handler: type[_Handler], tmp_path: Path) -> Iterator[tuple[int, Path]]:
+def tls_port(handler: type[EapiHandler], tmp_path: Path) -> Iterator[tuple[int, Path]]:
     cert, key = _self_signed(tmp_path)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from unifab.model import Finding, Severity
@@ -26,7 +27,7 @@ def summary_table(findings: Sequence[Finding], titles: dict[str, str]) -> Table:
     table.add_column("what")
     counts = Counter((f.check, f.severity) for f in findings)
     for (check, severity), n in sorted(counts.items(), key=lambda kv: (-kv[0][1].rank, kv[0][0])):
-        table.add_row(check, f"[{SEVERITY_STYLE[severity]}]{severity.value}[/]", str(n), titles.get(check, ""))
+        table.add_row(check, f"[{SEVERITY_STYLE[severity]}]{severity.value}[/]", str(n), escape(titles.get(check, "")))
     return table
 
 
@@ -42,7 +43,13 @@ def findings_table(findings: Sequence[Finding], limit: int | None = None) -> Tab
     for f in shown:
         where = _where(f.subject)
         fix = "; ".join(f"{x.device}: {' && '.join(x.commands)}" for x in f.fix)
-        table.add_row(f"[{SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]", f.check, where, f.message, fix)
+        table.add_row(
+            f"[{SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",
+            f.check,
+            escape(where),
+            escape(f.message),
+            escape(fix),
+        )
     return table
 
 

@@ -1,0 +1,205 @@
+"""Collect many switches live into one bundle: an inventory file, a bounded worker pool, a summary.
+
+Inventory (YAML)::
+
+    defaults:                     # optional, applied to every device
+      timeout_s: 10
+    devices:
+      - name: leaf-su1-r0
+        os: sonic                 # reads the switch's Redis databases
+        address: 10.0.0.11
+        port: 6379                # optional
+        database_config: /etc/unifab/database_config.json   # optional: DB ids of that image
+        password_env: SONIC_REDIS_PASSWORD                  # optional: credential by reference
+      - name: spine01
+        os: eos                   # eAPI (JSON-RPC over HTTPS)
+        address: 10.0.0.21
+        username_env: EOS_USER    # defaults: UNIFAB_EOS_USERNAME / UNIFAB_EOS_PASSWORD
+        password_env: EOS_PASSWORD
+        verify: /etc/ssl/fabric-ca.pem   # true (default), false, or a CA file
+
+Credentials never sit in the file: ``*_env`` names the environment variable that holds them. Each
+device is read completely before any of its files are written, so a failed device leaves nothing
+half-written; one bad device never stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from unifab.errors import ParseError, UnifabError
+
+FailureKind = Literal["unreachable", "auth", "unsupported", "error"]
+DEFAULT_WORKERS = 16
+
+
+class Device(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    os: Literal["sonic", "eos"]
+    address: str = Field(min_length=1)
+    port: int | None = Field(default=None, ge=1, le=65535)
+    timeout_s: float = Field(default=10.0, gt=0)
+    username_env: str | None = None
+    password_env: str | None = None
+    database_config: Path | None = None
+    scheme: Literal["https", "http"] = "https"
+    verify: bool | Path = True
+
+
+class Inventory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    devices: list[Device] = Field(min_length=1)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceResult:
+    name: str
+    os: str
+    ok: bool
+    kind: FailureKind | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CollectSummary:
+    results: tuple[DeviceResult, ...]
+
+    @property
+    def failed(self) -> tuple[DeviceResult, ...]:
+        return tuple(r for r in self.results if not r.ok)
+
+
+def load_inventory(text: str, source: str) -> Inventory:
+    """Validate an inventory; errors name the key path (``devices.2.os``) and what was expected."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ParseError(source, f"expected YAML ({getattr(exc, 'problem', exc)})", line=line) from None
+    if not isinstance(raw, dict):
+        raise ParseError(source, "expected a mapping with a 'devices' list")
+    defaults = raw.pop("defaults", {}) or {}
+    if not isinstance(defaults, dict):
+        raise ParseError(source, "expected 'defaults' to be a mapping", key="defaults")
+    devices = raw.get("devices")
+    if isinstance(devices, list):
+        raw["devices"] = [{**defaults, **d} if isinstance(d, dict) else d for d in devices]
+    try:
+        inventory = Inventory.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise ParseError(source, f"{first['msg']}", key=key) from None
+    names = [d.name for d in inventory.devices]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        raise ParseError(source, f"device name {duplicate!r} appears twice", key="devices")
+    return inventory
+
+
+def _collect_sonic(device: Device, out: Path, env: Mapping[str, str]) -> None:
+    from unifab.collect.sonic_redis import DEFAULT_DATABASE_CONFIG, SonicRedis, dump_to_bundle, parse_database_config
+
+    config = DEFAULT_DATABASE_CONFIG
+    if device.database_config is not None:
+        config = parse_database_config(device.database_config.read_text(), str(device.database_config))
+    with SonicRedis(
+        device.name,
+        host=device.address,
+        port=device.port,
+        database_config=config,
+        username=env.get(device.username_env) if device.username_env else None,
+        password=env.get(device.password_env) if device.password_env else None,
+        timeout_s=device.timeout_s,
+    ) as reader:
+        dump_to_bundle(reader, out, device.name)
+
+
+def _collect_eos(device: Device, out: Path, env: Mapping[str, str]) -> None:
+    from unifab.collect.eos_eapi import EapiClient, collect_eos
+
+    with EapiClient(
+        device.address,
+        name=device.name,
+        username=env.get(device.username_env) if device.username_env else None,
+        password=env.get(device.password_env) if device.password_env else None,
+        scheme=device.scheme,
+        port=device.port,
+        timeout=device.timeout_s,
+        verify=device.verify,
+        env=env,
+    ) as client:
+        collect_eos(client, out)
+
+
+ADAPTERS: dict[str, Callable[[Device, Path, Mapping[str, str]], None]] = {"sonic": _collect_sonic, "eos": _collect_eos}
+
+
+def _classify(exc: Exception) -> tuple[FailureKind, str]:
+    from unifab.collect.eos_eapi import EapiAuthError, EapiUnreachable
+    from unifab.collect.sonic_redis import SonicRedisError
+
+    if isinstance(exc, EapiUnreachable):
+        return "unreachable", str(exc)
+    if isinstance(exc, EapiAuthError):
+        return "auth", str(exc)
+    if isinstance(exc, SonicRedisError):
+        reason = exc.reason.lower()
+        kind: FailureKind = "auth" if "auth" in reason or "password" in reason else "unreachable"
+        if "not in the database config" in reason:
+            kind = "unsupported"
+        return kind, str(exc)
+    if isinstance(exc, ParseError):
+        return "unsupported", f"answer not understood: {exc}"
+    return "error", str(exc)
+
+
+def collect_one(device: Device, out: Path, env: Mapping[str, str]) -> DeviceResult:
+    try:
+        ADAPTERS[device.os](device, out, env)
+    except (UnifabError, OSError) as exc:
+        kind, reason = _classify(exc)
+        return DeviceResult(device.name, device.os, False, kind, reason)
+    return DeviceResult(device.name, device.os, True)
+
+
+def collect_inventory(
+    inventory: Inventory,
+    out: Path,
+    workers: int = DEFAULT_WORKERS,
+    env: Mapping[str, str] | None = None,
+    progress: Callable[[DeviceResult], None] | None = None,
+) -> CollectSummary:
+    """Collect every device concurrently (at most ``workers`` at once); returns one result per device."""
+    env = os.environ if env is None else env
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[DeviceResult] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(inventory.devices)))) as pool:
+        futures = [pool.submit(collect_one, device, out, env) for device in inventory.devices]
+        for future in as_completed(futures):
+            result = future.result()
+            results.append(result)
+            if progress is not None:
+                progress(result)
+    order = {d.name: i for i, d in enumerate(inventory.devices)}
+    return CollectSummary(tuple(sorted(results, key=lambda r: order[r.name])))
+
+
+def summary_json(summary: CollectSummary) -> dict[str, Any]:
+    return {
+        "devices": len(summary.results),
+        "collected": sum(r.ok for r in summary.results),
+        "failed": [{"name": r.name, "os": r.os, "kind": r.kind, "reason": r.reason} for r in summary.failed],
+    }
