@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from unifab.checks.runner import run_checks
+from unifab.collect.bundle import load_bundle
 from unifab.model import Fabric, Severity
+from unifab.twin.generate import generate
 
 FabricFactory = Callable[..., Fabric]
 
@@ -42,3 +45,14 @@ def test_without_a_plan_the_ends_must_agree(make_fabric: FabricFactory) -> None:
 
 def test_matching_plan_is_clean(make_fabric: FabricFactory) -> None:
     assert run_checks(_with_plan(make_fabric(), 3.0)) == []
+
+
+def test_bad_uplink_names_the_hosts_behind_its_leaf(tmp_path: Path) -> None:
+    result = generate(tmp_path / "b", gpus=256, seed=4, scenarios=("uplink-mtu",))
+    [finding] = run_checks(load_bundle(tmp_path / "b"))
+    [truth] = result.truth["misconfigurations"]
+    assert finding.entities == tuple(truth["entities"])
+    leaf = finding.impact["leaf"]
+    assert leaf.startswith("leaf-su1-")
+    assert finding.impact["hosts"] == [f"gpu{i:03d}" for i in range(1, 33)]
+    assert finding.impact["ecmp_share"] == f"1 of 32 uplinks of {leaf}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
@@ -74,11 +74,33 @@ class CheckContext:
     nic_links: tuple[NicLink, ...]
     baseline: Baseline
     port_links: tuple[PortLink, ...] = ()
+    hosts_behind: dict[str, tuple[str, ...]] = field(default_factory=dict)  # switch -> hosts cabled to it
+    uplink_count: dict[str, int] = field(default_factory=dict)  # switch -> its switch↔switch links
 
     @classmethod
     def build(cls, fabric: Fabric) -> CheckContext:
         nic_links, port_links = _resolve_links(fabric)
-        return cls(fabric, nic_links, _baseline(nic_links), port_links)
+        behind: dict[str, set[str]] = {}
+        for lk in nic_links:
+            behind.setdefault(lk.port.switch, set()).add(lk.nic.host)
+        uplinks: dict[str, int] = {}
+        for pl in port_links:
+            for port in (pl.a, pl.b):
+                uplinks[port.switch] = uplinks.get(port.switch, 0) + 1
+        hosts = {switch: tuple(sorted(names)) for switch, names in behind.items()}
+        return cls(fabric, nic_links, _baseline(nic_links), port_links, hosts, uplinks)
+
+    def path_impact(self, pl: PortLink) -> dict[str, object]:
+        """Who a bad switch↔switch link hurts: the hosts behind its leaf end and its share of their ECMP paths."""
+        leaf = next((p.switch for p in (pl.a, pl.b) if p.switch in self.hosts_behind), None)
+        if leaf is None:
+            return {}
+        uplinks = self.uplink_count.get(leaf, 1)
+        return {
+            "leaf": leaf,
+            "hosts": list(self.hosts_behind[leaf]),
+            "ecmp_share": f"1 of {uplinks} uplinks of {leaf}",
+        }
 
 
 def roce_dscp_of(nic: Nic, baseline: Baseline) -> int:

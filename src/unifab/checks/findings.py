@@ -87,8 +87,9 @@ def port_link_finding(
     b_value: Any,
     fixes: Iterable[Fix],
     impact: str,
+    affected: dict[str, Any] | None = None,
 ) -> Finding:
-    """A finding about one switch↔switch link: ``field`` as each end reports it."""
+    """A finding about one switch↔switch link: ``field`` as each end reports it; ``affected`` says who it hurts."""
     return Finding(
         check=check,
         severity=severity,
@@ -99,7 +100,7 @@ def port_link_finding(
             "b": {"device": pl.b.switch, "port": pl.b.id, field: b_value},
         },
         fix=tuple(fixes),
-        impact={"summary": impact},
+        impact={"summary": impact, **(affected or {})},
         entities=(pl.link.id,),
     )
 

@@ -134,6 +134,7 @@ def port_link_check(
             b_value,
             [Fix(p.switch, (fix(p, target),)) for p in wrong],
             impact,
+            ctx.path_impact(pl),
         )
 
 
