@@ -120,12 +120,17 @@ def check(
     ),
     fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a finding is at least this severe.")] = FailOn.ERROR,
     only: Annotated[list[str] | None, typer.Option("--check", help="Run only this check id (repeatable).")] = None,
+    job: Annotated[
+        str | None, typer.Option(help="Only what touches this job's hosts and paths (e.g. job:slurm:1002 or 1002).")
+    ] = None,
     html: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report here.")] = None,
     limit: Annotated[int, typer.Option(help="Rows of the findings table (0 = all).")] = 50,
 ) -> None:
     """Run every check on a bundle and report the findings.
 
     Example: unifab check ./bundle --format json --fail-on critical
+
+    Example: unifab check ./bundle --job 1002   (is the network on this job's path clean?)
     """
     from unifab.checks.registry import registry
     from unifab.checks.runner import run_checks
@@ -135,8 +140,13 @@ def check(
         unknown = [c for c in only if c not in known]
         if unknown:
             _fail(f"unknown check id {unknown[0]!r}; known: {', '.join(known)}")
+    from unifab.errors import UsageError
+
     fabric = _load(bundle, show_progress=output is OutputFormat.TABLE)
-    findings = run_checks(fabric, only=set(only) if only else None)
+    try:
+        findings = run_checks(fabric, only=set(only) if only else None, job=job)
+    except UsageError as exc:
+        _fail(str(exc))
     if output is OutputFormat.JSON:
         from unifab.jsonify import dumps
         from unifab.report.findings_json import document

@@ -100,12 +100,82 @@ class NicQos:
 
 
 @dataclass(frozen=True, slots=True)
+class Gid:
+    """One non-zero GID of an RDMA port (``show_gids``)."""
+
+    index: int
+    gid: str  # 8 groups of 4 hex digits, as printed
+    version: str | None  # "v1" (IB/RoCE v1) | "v2" (RoCE v2); None when the kernel does not say
+    ipv4: str | None  # the IPv4 address of an IPv4-mapped GID
+    netdev: str | None  # None on InfiniBand ports
+    port: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TransceiverLane:
+    lane: int  # 1-based channel
+    rx_power_dbm: float | None  # None for a dark lane printed as -inf dBm
+    tx_power_dbm: float | None
+    bias_ma: float | None
+    rx_power_mw: float | None = None
+    tx_power_mw: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transceiver:
+    """A pluggable module's identity and diagnostics (``ethtool -m`` on hosts)."""
+
+    identifier: str | None  # "QSFP28", "OSFP 8X Pluggable Transceiver"
+    vendor: str | None
+    part_number: str | None
+    serial_number: str | None
+    revision: str | None
+    temperature_c: float | None
+    voltage_v: float | None
+    lanes: tuple[TransceiverLane, ...] = ()
+    module_state: str | None = None  # CMIS: "ModuleReady", ...
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """A PCIe function's link: what it runs at and what it could (``lspci -vvv`` or ``nvidia-smi -q``)."""
+
+    speed_gts: float | None  # current, GT/s
+    width: int | None  # current lanes
+    max_speed_gts: float | None = None
+    max_width: int | None = None
+    downgraded: bool | None = None  # as lspci reports it; None when the source does not say
+
+
+@dataclass(frozen=True, slots=True)
 class Nic:
+    """One RDMA NIC port and its netdev.
+
+    ``counters`` merges every counter source under a prefix naming it: ``ethtool:<name>`` (``ethtool -S``,
+    old mlx5 names renamed to current ones), ``rdma:<name>`` (``ports/1/hw_counters``, completed by
+    ``rdma statistic``), ``ib:<name>`` (``ports/1/counters``, the IB PMA counters).
+    """
+
     host: str
     netdev: str
     rdma_dev: str | None
     mtu: int | None
     qos: NicQos | None
+    pci_address: str | None = None  # "0000:1a:00.0"
+    numa_node: int | None = None
+    fw_ver: str | None = None
+    vendor_part_id: int | None = None  # 4129 = ConnectX-7, ...
+    board_id: str | None = None  # "MT_0000000838"
+    link_layer: str | None = None  # "Ethernet" (RoCE) | "InfiniBand"
+    port_state: str | None = None  # "ACTIVE", "DOWN", ... (port 1)
+    active_mtu: int | None = None  # RDMA path MTU in bytes (256..4096), from ibv_devinfo
+    speed_mbps: int | None = None
+    gids: tuple[Gid, ...] = ()
+    counters: dict[str, int] = field(default_factory=dict)
+    transceiver: Transceiver | None = None
+    driver: str | None = None  # kernel driver: "mlx5_core", "bnxt_en"
+    driver_version: str | None = None  # /sys/module/<driver>/version (MLNX_OFED, vendor drivers)
+    pcie: PcieLink | None = None
 
     @property
     def id(self) -> str:
@@ -117,9 +187,40 @@ class Nic:
 
 
 @dataclass(frozen=True, slots=True)
+class Gpu:
+    """One GPU: identity, PCIe placement and the NIC NCCL would pair it with."""
+
+    host: str
+    index: int  # nvidia-smi index (GPU<i> of ``nvidia-smi topo -m``)
+    pci_bus_id: str | None = None  # "0000:18:00.0"
+    name: str | None = None  # "NVIDIA H100 80GB HBM3"
+    uuid: str | None = None
+    numa_node: int | None = None
+    nic: str | None = None  # RDMA device of the closest NIC ("mlx5_0")
+    nic_relation: str | None = None  # PCIe path to it: "PIX" | "PXB" | "PHB" | "NODE" | "SYS"
+    vbios_version: str | None = None
+    serial: str | None = None
+    pcie: PcieLink | None = None
+    xids: tuple[int, ...] = ()  # Xid codes in the kernel log, in order
+
+    @property
+    def id(self) -> str:
+        return f"gpu:{self.host}:{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     name: str
     nics: dict[str, Nic]  # by netdev
+    gpus: dict[int, Gpu] = field(default_factory=dict)  # by index
+    kernel: str | None = None  # uname -r
+    gpu_driver: str | None = None  # NVIDIA driver version
+    cuda_version: str | None = None
+    acs_enabled_bridges: tuple[str, ...] | None = None  # PCI bridges with ACS on (lspci); None: not collected
+
+    @property
+    def id(self) -> str:
+        return host_id(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +341,20 @@ class Finding:
         return (-self.severity.rank, self.check, self.entities[0] if self.entities else self.message)
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A running job and what the network needs to know of it: its hosts and the NCCL class it asks for."""
+
+    id: str  # canonical: job:slurm:<id> | job:k8s:<namespace>/<name>
+    name: str | None
+    hosts: tuple[str, ...]
+    nccl_ib_tc: int | None = None
+    nccl_ib_sl: int | None = None
+    nccl_ib_hca: str | None = None
+    env_known: bool = False  # False: the scheduler did not say what environment the ranks run with
+    rank_envs: tuple[dict[str, str], ...] = ()  # per-rank NCCL variables, where ranks were seen
+
+
 @dataclass(slots=True)
 class Fabric:
     """One snapshot of a fabric, assembled from a bundle or from live collection."""
@@ -248,6 +363,7 @@ class Fabric:
     switches: dict[str, Switch] = field(default_factory=dict)
     links: list[Link] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
+    jobs: dict[str, Job] = field(default_factory=dict)
 
     def nic_at(self, end: Endpoint) -> Nic | None:
         host = self.hosts.get(end.node)
