@@ -95,14 +95,16 @@ def load_bundle(root: Path, progress: ProgressHook | None = None) -> Fabric:
         host_links.extend(links)
         if progress:
             progress("hosts", 1)
+    switch_links: list[Link] = []
     for switch_dir in _subdirs(root / "switches"):
-        switch = _load_switch(switch_dir, problems)
+        switch, links = _load_switch(switch_dir, problems)
         if switch is not None:
             fabric.switches[switch.name] = switch
+        switch_links.extend(links)
         if progress:
             progress("switches", 1)
     planned = _load_plan(root / "plan", problems)
-    fabric.links = _merge_links(host_links, planned)
+    fabric.links = _merge_links(host_links + switch_links, planned)
     fabric.input_findings = problems.findings
     return fabric
 
@@ -117,14 +119,40 @@ def _subdirs(path: Path) -> Iterator[Path]:
         yield from sorted(p for p in path.iterdir() if p.is_dir())
 
 
-def _load_switch(switch_dir: Path, problems: Problems) -> Switch | None:
-    from unifab.collect.sonic import switch_from_config_db
+def _load_switch(switch_dir: Path, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    """One switch directory: the first OS whose configuration is present, and the links its LLDP saw.
 
+    ``sonic/config_db.json``, else ``eos/running-config.txt`` (+ ``show-interfaces.json``,
+    ``show-version.json``, ``show-lldp-neighbors-detail.json``), else ``nvue/config.yaml``
+    (``nv config show -o yaml``, + ``lldpcli.json``). With none of them: INPUT-MISSING naming the
+    file expected for the OS directory that is there (SONiC's when there is none).
+    """
+    from unifab.collect.eos import RUNNING_CONFIG, eos_lldp_links, switch_from_eos
+    from unifab.collect.nvue import CONFIG_FILE, nvue_lldp_links, switch_from_nvue
+    from unifab.collect.sonic import sonic_lldp_links, switch_from_config_db
+
+    name = switch_dir.name
     config_db = switch_dir / "sonic" / "config_db.json"
+    eos_dir, nvue_dir = switch_dir / "eos", switch_dir / "nvue"
     if config_db.is_file():
-        return switch_from_config_db(switch_dir.name, config_db, problems)
-    problems.missing(config_db, "no supported switch configuration found", device=switch_dir.name)
-    return None
+        appl_db = config_db.with_name("appl_db.json")
+        links = sonic_lldp_links(name, appl_db, problems) if appl_db.is_file() else []
+        return switch_from_config_db(name, config_db, problems), links
+    if (eos_dir / RUNNING_CONFIG).is_file():
+        return switch_from_eos(name, eos_dir, problems), eos_lldp_links(name, eos_dir, problems)
+    if (nvue_dir / CONFIG_FILE).is_file():
+        return switch_from_nvue(name, nvue_dir, problems), nvue_lldp_links(name, nvue_dir, problems)
+    expected = config_db
+    if eos_dir.is_dir() and not config_db.parent.is_dir():
+        expected = eos_dir / RUNNING_CONFIG
+    elif nvue_dir.is_dir() and not config_db.parent.is_dir():
+        expected = nvue_dir / CONFIG_FILE
+    problems.missing(
+        expected,
+        "no supported switch configuration found (sonic/config_db.json, eos/running-config.txt or nvue/config.yaml)",
+        device=name,
+    )
+    return None, []
 
 
 def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:

@@ -44,6 +44,10 @@ class TwinNic:
     tclass: int | None = ROCE_TCLASS
     trust: str = "dscp"
     cable_len_m: int = int(HOST_CABLE_M)
+    speed_mbps: int = HOST_SPEED_MBPS
+    port_state: str = "ACTIVE"  # RDMA port state (sysfs ports/1/state, ibv_devinfo)
+    roce_tos: int = ROCE_TCLASS  # rdma_cm default_roce_tos
+    roce_mode: str = "RoCE v2"  # rdma_cm default_roce_mode
 
     @property
     def netdev(self) -> str:
@@ -93,6 +97,7 @@ class TwinSwitch:
     )
     ecn_min_bytes: int = ECN_MIN_BYTES
     ecn_max_bytes: int = ECN_MAX_BYTES
+    os: str = "sonic"  # "sonic" | "eos" | "nvue": which configuration the writer renders
 
     @property
     def mac(self) -> str:
@@ -125,8 +130,16 @@ def port_name(index: int) -> str:
     return f"Ethernet{index * 8}"
 
 
-def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS) -> Cluster:
-    """A clean cluster of ``ceil(gpus / 8)`` hosts, cabled rail by rail."""
+def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic") -> Cluster:
+    """A clean cluster of ``ceil(gpus / 8)`` hosts, cabled rail by rail.
+
+    ``switch_os`` is the OS of every switch (``sonic``, ``eos``, ``nvue``), or ``mixed``: leaves and
+    spines each cycle through sonic, eos, nvue by their 1-based index (leaf 1 and spine01 SONiC,
+    leaf 2 and spine02 EOS, leaf 3 and spine03 NVUE, ...).
+    """
+    oses = ("sonic", "eos", "nvue")
+    if switch_os not in (*oses, "mixed"):
+        raise ValueError(f"switch_os must be one of sonic, eos, nvue, mixed; got {switch_os!r}")
     n_hosts = max(1, math.ceil(gpus / GPUS_PER_HOST))
     width = max(3, len(str(n_hosts)))
     n_su = math.ceil(n_hosts / su_hosts)
@@ -158,4 +171,6 @@ def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS) -> Cluster:
             spine.ports[spine_port] = TwinPort(spine_port, leaf.name, leaf_port, cable_m=SPINE_CABLE_M)
     for spine in spines:
         switches[spine.name] = spine
+    for switch in switches.values():
+        switch.os = oses[(switch.index - 1) % len(oses)] if switch_os == "mixed" else switch_os
     return Cluster(hosts, switches, su_hosts)

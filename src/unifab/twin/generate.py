@@ -25,17 +25,28 @@ class TwinResult:
     truth: dict[str, Any]
 
 
+SWITCH_OSES = ("sonic", "eos", "nvue", "mixed")
+
+
 def generate(
-    out: Path, gpus: int, seed: int = 0, scenarios: tuple[str, ...] = (), su_hosts: int = DEFAULT_SU_HOSTS
+    out: Path,
+    gpus: int,
+    seed: int = 0,
+    scenarios: tuple[str, ...] = (),
+    su_hosts: int = DEFAULT_SU_HOSTS,
+    switch_os: str = "sonic",
 ) -> TwinResult:
+    """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index."""
     if gpus < 8:
         raise UsageError(f"--gpus must be at least 8 (one host), got {gpus}")
+    if switch_os not in SWITCH_OSES:
+        raise UsageError(f"unknown switch OS {switch_os!r}; expected one of {', '.join(SWITCH_OSES)}")
     unknown = [s for s in scenarios if s not in SCENARIOS]
     if unknown:
         raise UsageError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(SCENARIOS)}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"output path {out} exists and is not an empty directory")
-    cluster = build(gpus, su_hosts)
+    cluster = build(gpus, su_hosts, switch_os)
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
     # catalog order, not argument order: switch-wide scenarios reserve their leaves first

@@ -2,8 +2,9 @@
 
 Per host (:mod:`unifab.twin.host_files`): ``cmd/mlnx_qos/<netdev>.txt``, ``cmd/ibdev2netdev.txt``,
 ``cmd/lldpcli.json`` (json0), ``sys/class/net/<netdev>/{mtu,ecn/...}`` and
-``sys/class/infiniband/<dev>/tc/1/traffic_class``. Per switch (:mod:`unifab.twin.switch_files`):
-``sonic/config_db.json``. Plus ``plan/cabling.csv``.
+``sys/class/infiniband/<dev>/tc/1/traffic_class``. Per switch, by its OS: SONiC ``sonic/config_db.json``
+and ``sonic/appl_db.json`` (LLDP), EOS ``eos/`` running-config and eAPI JSON, NVUE ``nvue/config.yaml``.
+Plus ``plan/cabling.csv``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,25 @@ from unifab.parse.plan import cabling
 from unifab.twin.cluster import Cluster
 from unifab.twin.files import write_text
 from unifab.twin.host_files import write_host
-from unifab.twin.switch_files import config_db
+from unifab.twin.switch_files import appl_db_lldp, config_db
+from unifab.twin.switch_files_eos import write_eos
+from unifab.twin.switch_files_nvue import write_nvue
 
 
 def write_bundle(cluster: Cluster, root: Path) -> None:
     for host, nics in cluster.hosts.items():
         write_host(cluster, root / "hosts" / host, nics)
     for switch in cluster.switches.values():
-        write_text(root / "switches" / switch.name / "sonic" / "config_db.json", config_db(switch))
+        switch_dir = root / "switches" / switch.name
+        if switch.os == "sonic":
+            write_text(switch_dir / "sonic" / "config_db.json", config_db(switch))
+            write_text(switch_dir / "sonic" / "appl_db.json", appl_db_lldp(switch, cluster))
+        elif switch.os == "eos":
+            write_eos(cluster, switch, switch_dir)
+        elif switch.os == "nvue":
+            write_nvue(cluster, switch, switch_dir)
+        else:
+            raise ValueError(f"{switch.name}: no writer for switch OS {switch.os!r}")
     write_text(root / "plan" / "cabling.csv", cabling.render(planned_cables(cluster)))
 
 

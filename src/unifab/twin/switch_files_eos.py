@@ -1,0 +1,402 @@
+"""A twin switch as Arista EOS: ``eos/running-config.txt`` and the eAPI JSON of ``show interfaces``,
+``show version`` and ``show lldp neighbors detail`` (the files :mod:`unifab.collect.eos_eapi` collects).
+
+The running-config is built as :mod:`unifab.parse.switch.eos_config` records and printed by its
+``render``, so it is exactly what the parser reads. The JSON follows the eAPI field layout of the
+vEOS 4.23 captures in ``samples/switch/eos`` (``show interfaces``, ``show lldp neighbors detail``) and
+the ``show version`` reply in the SuzieQ EOS gather.
+
+What the configuration encodes, per :class:`~unifab.twin.cluster.TwinSwitch` / ``TwinPort`` field:
+
+* the switch's DSCP → TC map (``dscp_to_tc``, incl. the dscp-lossy change) as global ``qos map dscp``
+  lines, TC → tx-queue as the identity (``qos map traffic-class N to tx-queue N``);
+* one ``qos profile ROCE`` every port takes (``service-profile ROCE``): ``qos trust dscp``, PFC on with
+  priority 3 ``no-drop``, the PFC watchdog on, tx-queues 0-5 round robin (``no priority``, RoCE queue 3
+  with 50 % of the bandwidth) and tx-queue 6 (CNP) ``priority strict``, and ECN on tx-queue 3 with the
+  switch's thresholds (``ecn_min_bytes``/``ecn_max_bytes``, swapped by ecn-thresh) in ``bytes`` — the
+  one EOS unit whose byte size is settled — and ``max-mark-probability 100``;
+* per port, what differs from the profile: ``mtu``, ``speed`` (``400g-8``), ``description``
+  (``<peer>:<peer port>``), ``qos trust cos`` when the port does not trust DSCP, the port's PFC
+  priorities (``no priority-flow-control`` when none; ``priority N no-drop|drop`` otherwise),
+  ``no priority-flow-control pause watchdog`` (pfcwd off), ``tx-queue 3 / no random-detect ecn``
+  (ECN off) and ``tx-queue 6 / no priority`` (CNP queue not strict);
+* the watchdog timers and action globally: ``default timeout 0.2``, ``default recovery-time 0.2``,
+  ``action drop`` (SONiC's PFC_WD 200 ms / 200 ms / drop).
+
+Not expressible on EOS, so not written: the cable length (EOS has none: ``configured_cable_m`` is
+lost), PFC headroom / buffer profiles (platform-managed: ``headroom_short`` is lost) and FEC (``fec``:
+EOS has ``error-correction encoding``, but the running-config parser does not read it, so writing it
+would change nothing the model sees).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from unifab.parse.switch import eos_config as ec
+from unifab.parse.switch.sonic_state_db import natural_key
+from unifab.twin import cluster as c
+from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
+from unifab.twin.files import write_text
+
+__all__ = [
+    "EOS_MODEL",
+    "EOS_VERSION",
+    "ROCE_PROFILE",
+    "LldpPeer",
+    "eos_config",
+    "lldp_peer",
+    "running_config",
+    "show_interfaces",
+    "show_lldp_neighbors_detail",
+    "show_version",
+    "speed_text",
+    "write_eos",
+]
+
+EOS_MODEL = "DCS-7060X6-64PE"
+EOS_VERSION = "4.32.2F"
+EOS_INTERNAL_VERSION = "4.32.2F-38195967.4322F"
+ROCE_PROFILE = "ROCE"
+ROUND_ROBIN_QUEUES = {0: 10, 1: 10, 2: 10, 3: 50, 4: 10, 5: 10}  # tx-queue -> bandwidth percent
+PFCWD_MS = 200
+ECN_PROBABILITY = 100
+LANES = {800_000: 8, 400_000: 8, 200_000: 4, 100_000: 4}
+BOOT_TIME = 1767225600.0  # 2026-01-01T00:00:00Z: fixed, so bundles are reproducible
+UPTIME_S = 3_600_000.0
+SYSTEM_DESCR = {
+    "sonic": "SONiC Software Version: SONiC.202405 - HwSku: ACS-SN5600 - Distribution: Debian 12",
+    "eos": f"Arista Networks EOS version {EOS_VERSION} running on an Arista {EOS_MODEL}",
+    "nvue": "Cumulus Linux version 5.16.0 running on Nvidia SN5600",
+}
+HOST_DESCR = "Ubuntu 22.04.4 LTS Linux 5.15.0-105-generic #115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 x86_64"
+
+
+def speed_text(mbps: int) -> str:
+    """EOS ``speed`` argument: 400000 -> ``400g-8`` (lanes of the 8-lane front-panel port)."""
+    if mbps % 1000:
+        return f"{mbps}m" if mbps < 1000 else f"{mbps // 1000}g"
+    lanes = LANES.get(mbps)
+    return f"{mbps // 1000}g" + (f"-{lanes}" if lanes else "")
+
+
+def _profile(switch: TwinSwitch) -> ec.EosQosSettings:
+    queues = {q: ec.EosQueueConfig(index=q, strict=False, bandwidth_percent=bw) for q, bw in ROUND_ROBIN_QUEUES.items()}
+    queues[c.ROCE_PRIO] = ec.EosQueueConfig(
+        index=c.ROCE_PRIO,
+        strict=False,
+        bandwidth_percent=ROUND_ROBIN_QUEUES[c.ROCE_PRIO],
+        ecn=True,
+        min_threshold=ec.EosThreshold(switch.ecn_min_bytes, "bytes", switch.ecn_min_bytes),
+        max_threshold=ec.EosThreshold(switch.ecn_max_bytes, "bytes", switch.ecn_max_bytes),
+        max_mark_probability=ECN_PROBABILITY,
+    )
+    queues[c.CNP_PRIO] = ec.EosQueueConfig(index=c.CNP_PRIO, strict=True)
+    return ec.EosQosSettings(
+        trust="dscp",
+        pfc_on=True,
+        pfc_priorities={c.ROCE_PRIO: True},
+        pfcwd_enabled=True,
+        tx_queues=dict(sorted(queues.items())),
+    )
+
+
+def _overrides(port: TwinPort) -> ec.EosQosSettings:
+    """The port's own QoS lines: only what differs from the ROCE profile."""
+    prios: dict[int, bool] = {}
+    if port.pfc:
+        prios = {p: True for p in sorted(port.pfc) if p != c.ROCE_PRIO}
+        if c.ROCE_PRIO not in port.pfc:
+            prios[c.ROCE_PRIO] = False
+    queues: dict[int, ec.EosQueueConfig] = {}
+    if not port.roce_queue_ecn:
+        queues[c.ROCE_PRIO] = ec.EosQueueConfig(index=c.ROCE_PRIO, ecn=False)
+    if not port.cnp_queue_strict:
+        queues[c.CNP_PRIO] = ec.EosQueueConfig(index=c.CNP_PRIO, strict=False)
+    return ec.EosQosSettings(
+        trust=None if port.trusts_dscp else "cos",
+        pfc_on=None if port.pfc else False,
+        pfc_priorities=dict(sorted(prios.items())),
+        pfcwd_enabled=None if port.pfcwd else False,
+        tx_queues=queues,
+    )
+
+
+def _ports(switch: TwinSwitch) -> list[TwinPort]:
+    return sorted(switch.ports.values(), key=lambda p: natural_key(p.name))
+
+
+def eos_config(switch: TwinSwitch) -> ec.EosConfig:
+    """The switch as parsed EOS configuration records (``interface_qos`` resolved)."""
+    interfaces = {
+        port.name: ec.EosInterface(
+            name=port.name,
+            description=f"{port.peer_node}:{port.peer_port}",
+            mtu=port.mtu,
+            speed=speed_text(port.speed_mbps),
+            speed_mbps=port.speed_mbps,
+            switchport=False,
+            service_profile=ROCE_PROFILE,
+            qos=_overrides(port),
+        )
+        for port in _ports(switch)
+    }
+    cfg = ec.EosConfig(
+        hostname=switch.name,
+        interfaces=interfaces,
+        qos_profiles={ROCE_PROFILE: ec.EosQosProfile(ROCE_PROFILE, _profile(switch))},
+        qos_maps=ec.EosQosMaps(
+            dscp_to_tc=dict(sorted(switch.dscp_to_tc.items())),
+            tc_to_queue={tc: tc for tc in range(8)},
+        ),
+        pfc_watchdog=ec.EosPfcWatchdogGlobal(action="drop", timeout_ms=PFCWD_MS, recovery_time_ms=PFCWD_MS),
+    )
+    return ec.resolve(cfg)
+
+
+def running_config(switch: TwinSwitch) -> str:
+    """``show running-config`` of the switch."""
+    return ec.render(eos_config(switch))
+
+
+def _dotted_mac(mac: str) -> str:
+    """``b8:ce:f6:01:00:01`` -> ``b8ce.f601.0001`` (how EOS prints LLDP chassis and port MACs)."""
+    hexes = mac.replace(":", "").lower()
+    return ".".join(hexes[i : i + 4] for i in range(0, 12, 4))
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + os.linesep
+
+
+def _interface(switch: TwinSwitch, port: TwinPort) -> dict[str, Any]:
+    return {
+        "lastStatusChangeTimestamp": BOOT_TIME + 120.0,
+        "lanes": LANES.get(port.speed_mbps, 0),
+        "name": port.name,
+        "interfaceStatus": "connected",
+        "autoNegotiate": "off",
+        "burnedInAddress": switch.mac,
+        "loopbackMode": "loopbackNone",
+        "interfaceStatistics": {
+            "inBitsRate": 0.0,
+            "inPktsRate": 0.0,
+            "outBitsRate": 0.0,
+            "updateInterval": 300.0,
+            "outPktsRate": 0.0,
+        },
+        "mtu": port.mtu,
+        "hardware": "ethernet",
+        "duplex": "duplexFull",
+        "bandwidth": port.speed_mbps * 1_000_000,
+        "forwardingModel": "routed",
+        "lineProtocolStatus": "up",
+        "l3MtuConfigured": True,
+        "interfaceCounters": {
+            "outBroadcastPkts": 0,
+            "outUcastPkts": 0,
+            "totalOutErrors": 0,
+            "inMulticastPkts": 0,
+            "counterRefreshTime": BOOT_TIME + UPTIME_S,
+            "inBroadcastPkts": 0,
+            "outputErrorsDetail": {"deferredTransmissions": 0, "txPause": 0, "collisions": 0, "lateCollisions": 0},
+            "inOctets": 0,
+            "outDiscards": 0,
+            "outOctets": 0,
+            "inUcastPkts": 0,
+            "inTotalPkts": 0,
+            "inputErrorsDetail": {
+                "runtFrames": 0,
+                "rxPause": 0,
+                "fcsErrors": 0,
+                "alignmentErrors": 0,
+                "giantFrames": 0,
+                "symbolErrors": 0,
+            },
+            "linkStatusChanges": 1,
+            "outMulticastPkts": 0,
+            "totalInErrors": 0,
+            "inDiscards": 0,
+        },
+        "interfaceAddress": [],
+        "physicalAddress": switch.mac,
+        "description": f"{port.peer_node}:{port.peer_port}",
+    }
+
+
+def show_interfaces(switch: TwinSwitch) -> str:
+    """``show interfaces`` (eAPI JSON): Management1 and every front-panel port."""
+    interfaces: dict[str, Any] = {
+        "Management1": {
+            "lastStatusChangeTimestamp": BOOT_TIME + 60.0,
+            "lanes": 0,
+            "name": "Management1",
+            "interfaceStatus": "connected",
+            "autoNegotiate": "success",
+            "burnedInAddress": switch.mac,
+            "mtu": 1500,
+            "hardware": "ethernet",
+            "duplex": "duplexFull",
+            "bandwidth": 1_000_000_000,
+            "forwardingModel": "routed",
+            "lineProtocolStatus": "up",
+            "l3MtuConfigured": False,
+            "interfaceAddress": [
+                {
+                    "secondaryIpsOrderedList": [],
+                    "broadcastAddress": "255.255.255.255",
+                    "virtualSecondaryIps": {},
+                    "dhcp": False,
+                    "secondaryIps": {},
+                    "primaryIp": {"maskLen": 16, "address": _mgmt_ip(switch)},
+                    "virtualSecondaryIpsOrderedList": [],
+                    "virtualIp": {"maskLen": 0, "address": "0.0.0.0"},
+                }
+            ],
+            "physicalAddress": switch.mac,
+            "description": "",
+        }
+    }
+    for port in _ports(switch):
+        interfaces[port.name] = _interface(switch, port)
+    return _json({"interfaces": interfaces})
+
+
+def show_version(switch: TwinSwitch) -> str:
+    """``show version`` (eAPI JSON)."""
+    return _json(
+        {
+            "memTotal": 32_594_716,
+            "uptime": UPTIME_S,
+            "modelName": EOS_MODEL,
+            "internalVersion": EOS_INTERNAL_VERSION,
+            "mfgName": "Arista",
+            "serialNumber": f"JPE{switch.index:08d}",
+            "systemMacAddress": switch.mac,
+            "bootupTimestamp": BOOT_TIME,
+            "memFree": 21_304_112,
+            "version": EOS_VERSION,
+            "configMacAddress": "00:00:00:00:00:00",
+            "isIntlVersion": False,
+            "internalBuildId": "b1f64c41-5a8e-4d84-9c3f-3c7d1c0b9e1a",
+            "hardwareRevision": "11.00",
+            "hwMacAddress": switch.mac,
+            "architecture": "x86_64",
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LldpPeer:
+    """What a port's LLDP neighbor advertises: lldpd on a host (port id = MAC), a switch (port id = ifname)."""
+
+    system_name: str
+    system_descr: str
+    chassis_mac: str
+    port_id: str
+    port_id_is_mac: bool
+    port_descr: str
+    mgmt_ip: str | None
+    capabilities: tuple[str, ...]  # enabled, lldpd names: "Bridge", "Router", "Station"
+
+
+def _mgmt_ip(switch: TwinSwitch) -> str:
+    kind = 1 if switch.role == "leaf" else 2
+    return f"10.{254 + kind}.{switch.index >> 8}.{switch.index & 0xFF}"
+
+
+def lldp_peer(cluster: Cluster, port: TwinPort) -> LldpPeer | None:
+    """The neighbor on ``port`` as LLDP sees it; ``None`` when the peer is not in the cluster."""
+    peer_switch = cluster.switches.get(port.peer_node)
+    if peer_switch is not None:
+        peer_port = peer_switch.ports.get(port.peer_port)
+        return LldpPeer(
+            system_name=peer_switch.name,
+            system_descr=SYSTEM_DESCR.get(peer_switch.os, SYSTEM_DESCR["sonic"]),
+            chassis_mac=peer_switch.mac,
+            port_id=port.peer_port,
+            port_id_is_mac=False,
+            port_descr=f"{peer_port.peer_node}:{peer_port.peer_port}" if peer_port else port.peer_port,
+            mgmt_ip=_mgmt_ip(peer_switch),
+            capabilities=("Bridge", "Router"),
+        )
+    nic = next((n for n in cluster.hosts.get(port.peer_node, ()) if n.netdev == port.peer_port), None)
+    if nic is None:
+        return None
+    return LldpPeer(
+        system_name=nic.host,
+        system_descr=HOST_DESCR,
+        chassis_mac=nic.mac,
+        port_id=nic.mac,
+        port_id_is_mac=True,
+        port_descr=nic.netdev,
+        mgmt_ip=None,
+        capabilities=("Station",),
+    )
+
+
+def _eos_neighbor(peer: LldpPeer) -> dict[str, Any]:
+    caps = {"bridge": "Bridge", "router": "Router", "stationOnly": "Station"}
+    return {
+        "lastContactTime": BOOT_TIME + UPTIME_S - 10.0,
+        "chassisId": _dotted_mac(peer.chassis_mac),
+        "systemCapabilities": {key: name in peer.capabilities for key, name in caps.items()},
+        "systemName": peer.system_name,
+        "systemDescription": peer.system_descr,
+        "lastChangeTime": BOOT_TIME + 180.0,
+        "neighborInterfaceInfo": {
+            "portAndProtocolVlanEnabled": {},
+            "linkAggregationStatus": "capableAndDisabled",
+            "unknownTlvs": [],
+            "interfaceIdType": "macAddress" if peer.port_id_is_mac else "interfaceName",
+            "interfaceId": _dotted_mac(peer.port_id) if peer.port_id_is_mac else f'"{peer.port_id}"',
+            "interfaceDescription": peer.port_descr,
+            "autoNegAdvertisedCapabilities": [],
+            "protocolIdentityInfo": [],
+            "portAndProtocolVlanSupported": {},
+            "vlanNames": {},
+            "portVlanId": 0,
+            "linkAggregationInterfaceId": 0,
+            "unknownOrgDefinedTlvs": [],
+        },
+        "ttl": 120,
+        "managementAddresses": (
+            [
+                {
+                    "oidString": "",
+                    "interfaceNumType": "ifIndex",
+                    "interfaceNum": 1,
+                    "address": peer.mgmt_ip,
+                    "addressType": "ipv4",
+                }
+            ]
+            if peer.mgmt_ip
+            else []
+        ),
+        "neighborDiscoveryTime": BOOT_TIME + 180.0,
+        "chassisIdType": "macAddress",
+    }
+
+
+def show_lldp_neighbors_detail(cluster: Cluster, switch: TwinSwitch) -> str:
+    """``show lldp neighbors detail`` (eAPI JSON): every port with the neighbor cabled to it."""
+    neighbors: dict[str, Any] = {"Management1": {"lldpNeighborInfo": []}}
+    for port in _ports(switch):
+        peer = lldp_peer(cluster, port)
+        neighbors[port.name] = {"lldpNeighborInfo": [_eos_neighbor(peer)] if peer else []}
+    return _json({"lldpNeighbors": neighbors})
+
+
+def write_eos(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:
+    """Write ``switch_dir/eos/{running-config.txt, show-interfaces.json, show-version.json,
+    show-lldp-neighbors-detail.json}``."""
+    eos_dir = switch_dir / "eos"
+    write_text(eos_dir / "running-config.txt", running_config(switch))
+    write_text(eos_dir / "show-interfaces.json", show_interfaces(switch))
+    write_text(eos_dir / "show-version.json", show_version(switch))
+    write_text(eos_dir / "show-lldp-neighbors-detail.json", show_lldp_neighbors_detail(cluster, switch))

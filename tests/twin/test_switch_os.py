@@ -1,0 +1,154 @@
+"""The twin on Arista EOS and Cumulus NVUE switches: clean bundles read without findings and with the
+same per-port values as the SONiC twin, and every twin port setting survives the vendor's format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from unifab.checks.runner import run_checks
+from unifab.collect.bundle import load_bundle
+from unifab.errors import UsageError
+from unifab.model import Fabric
+from unifab.parse.host import lldpcli
+from unifab.parse.switch import eos_config, eos_json, nvue
+from unifab.twin.cluster import CNP_PRIO, ROCE_DSCP, ROCE_PRIO, build
+from unifab.twin.generate import generate
+from unifab.twin.writer import write_bundle
+
+GPUS = 64  # 8 hosts: 8 leaves, 8 spines, 64 host links and 64 uplinks
+
+
+def _port_values(fabric: Fabric) -> dict[tuple[str, str], tuple[Any, ...]]:
+    out = {}
+    for sw in fabric.switches.values():
+        for port in sw.ports.values():
+            q = port.qos
+            assert q is not None, port.id
+            out[(sw.name, port.name)] = (
+                port.mtu,
+                port.speed_mbps,
+                q.pfc_enabled,
+                q.dscp_to_tc.get(ROCE_DSCP),
+                q.queues[ROCE_PRIO].ecn_enabled,
+                q.queues[CNP_PRIO].scheduler_type == "STRICT",
+            )
+    return out
+
+
+@pytest.fixture(scope="module")
+def sonic_values(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Any, ...]]:
+    out = tmp_path_factory.mktemp("sonic") / "b"
+    generate(out, gpus=GPUS, seed=1)
+    return _port_values(load_bundle(out))
+
+
+@pytest.mark.parametrize("switch_os", ["eos", "nvue", "mixed"])
+def test_clean_twin_has_no_findings_and_sonic_values(
+    tmp_path: Path, switch_os: str, sonic_values: dict[tuple[str, str], tuple[Any, ...]]
+) -> None:
+    generate(tmp_path / "b", gpus=GPUS, seed=1, switch_os=switch_os)
+    fabric = load_bundle(tmp_path / "b")
+    assert fabric.input_findings == []
+    assert run_checks(fabric) == []
+    expected_os = {"sonic", "eos", "nvue"} if switch_os == "mixed" else {switch_os}
+    assert {sw.os for sw in fabric.switches.values()} == expected_os
+    assert _port_values(fabric) == sonic_values
+    assert sonic_values[("leaf-su1-r0", "Ethernet0")] == (9100, 400_000, {3}, 3, True, True)
+    # 64 host links and 64 uplinks; the switches' LLDP and the hosts' LLDP name the same cables as the plan
+    assert len(fabric.links) == 128
+    assert all(lk.sources == {"lldp", "plan"} for lk in fabric.links if lk.a.node.startswith("gpu"))
+    if switch_os != "mixed":
+        assert all("lldp" in lk.sources for lk in fabric.links)
+
+
+def test_mixed_cycles_os_by_index() -> None:
+    cluster = build(GPUS, switch_os="mixed")
+    oses = {name: sw.os for name, sw in cluster.switches.items()}
+    assert [oses[f"leaf-su1-r{r}"] for r in range(8)] == ["sonic", "eos", "nvue"] * 2 + ["sonic", "eos"]
+    assert [oses[f"spine{j:02d}"] for j in range(1, 9)] == ["sonic", "eos", "nvue"] * 2 + ["sonic", "eos"]
+    assert {sw.os for sw in build(GPUS).switches.values()} == {"sonic"}
+
+
+def test_unknown_switch_os_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="sonic, eos, nvue, mixed"):
+        generate(tmp_path / "b", gpus=GPUS, switch_os="junos")
+
+
+def test_files_are_the_vendors_formats(tmp_path: Path) -> None:
+    """Every switch file parses with the parser for real device output (EOS leaves, NVUE spines)."""
+    cluster = build(GPUS)
+    for sw in cluster.switches.values():
+        sw.os = "eos" if sw.role == "leaf" else "nvue"
+    write_bundle(cluster, tmp_path)
+    leaf = tmp_path / "switches" / "leaf-su1-r0"
+    assert sorted(p.name for p in (leaf / "eos").iterdir()) == [
+        "running-config.txt",
+        "show-interfaces.json",
+        "show-lldp-neighbors-detail.json",
+        "show-version.json",
+    ]
+    cfg = eos_config.parse((leaf / "eos" / "running-config.txt").read_text(), "running-config.txt")
+    assert cfg.hostname == "leaf-su1-r0" and len(cfg.interface_qos) == 16
+    assert eos_config.DEFAULT_QUEUE_STRICT  # tx-queue 7 is left unconfigured on that assumption
+    oper = eos_json.parse((leaf / "eos" / "show-interfaces.json").read_text(), "show-interfaces.json").data
+    assert isinstance(oper, eos_json.EosInterfaces) and oper.interfaces["Ethernet0"].speed_mbps == 400_000
+    version = eos_json.parse_show_version((leaf / "eos" / "show-version.json").read_text())
+    assert version.model_name == "DCS-7060X6-64PE"
+    lldp = eos_json.parse_lldp_neighbors_detail((leaf / "eos" / "show-lldp-neighbors-detail.json").read_text())
+    [host] = lldp.interfaces["Ethernet0"]
+    assert (host.system_name, host.port_id_type, host.port_description) == ("gpu001", "macAddress", "eth0")
+    spine = tmp_path / "switches" / "spine01" / "nvue"
+    assert sorted(p.name for p in spine.iterdir()) == ["config.yaml", "lldpcli.json"]
+    ncfg = nvue.parse((spine / "config.yaml").read_text(), "config.yaml")
+    assert ncfg.hostname == "spine01" and len(ncfg.interfaces) == 8
+    neighbors = lldpcli.parse((spine / "lldpcli.json").read_text(), "lldpcli.json")
+    assert {(n.system_name, n.port_id) for n in neighbors} >= {("leaf-su1-r0", "Ethernet256")}
+
+
+@pytest.mark.parametrize("switch_os", ["eos", "nvue"])
+def test_every_port_setting_is_encoded(tmp_path: Path, switch_os: str) -> None:
+    """The twin fields scenarios change reach the model through the vendor's files."""
+    cluster = build(GPUS, switch_os=switch_os)
+    leaf, other = cluster.switches["leaf-su1-r0"], cluster.switches["leaf-su1-r1"]
+    leaf.dscp_to_tc[ROCE_DSCP] = 1  # dscp-lossy
+    leaf.ecn_min_bytes, leaf.ecn_max_bytes = leaf.ecn_max_bytes, leaf.ecn_min_bytes  # ecn-thresh
+    ports = leaf.ports
+    ports["Ethernet0"].pfc = {3, 4}
+    ports["Ethernet8"].pfc = set()
+    ports["Ethernet16"].trusts_dscp = False
+    ports["Ethernet24"].roce_queue_ecn = False
+    ports["Ethernet32"].cnp_queue_strict = False
+    ports["Ethernet40"].pfcwd = False
+    ports["Ethernet48"].mtu = 1500
+    ports["Ethernet56"].configured_cable_m = 1
+    ports["Ethernet256"].speed_mbps = 200_000
+    write_bundle(cluster, tmp_path)
+    fabric = load_bundle(tmp_path)
+    assert fabric.input_findings == []
+    sw = fabric.switches["leaf-su1-r0"]
+    q = {name: port.qos for name, port in sw.ports.items()}
+    assert all(v is not None for v in q.values())
+    q0, q8, q16, q24, q32, q40 = (q[f"Ethernet{i}"] for i in (0, 8, 16, 24, 32, 40))
+    assert q0 is not None and q8 is not None and q16 is not None
+    assert q24 is not None and q32 is not None and q40 is not None
+    assert q0.dscp_to_tc[ROCE_DSCP] == 1
+    roce = q0.queues[ROCE_PRIO]
+    assert (roce.ecn_min_bytes, roce.ecn_max_bytes) == (1_500_000, 150_000)
+    assert q0.pfc_enabled == {3, 4} and q8.pfc_enabled == frozenset()
+    assert (q16.trust, q16.dscp_to_tc) == ("pcp", {})
+    assert not q24.queues[ROCE_PRIO].ecn_enabled
+    assert q32.queues[CNP_PRIO].scheduler_type == "DWRR"
+    assert q40.pfcwd is None and q40.pfcwd_priorities == frozenset()
+    assert q0.pfcwd is not None and q0.pfcwd.detection_ms == 200 and q0.pfcwd_priorities == {3, 4}
+    assert sw.ports["Ethernet48"].mtu == 1500
+    assert sw.ports["Ethernet256"].speed_mbps == 200_000
+    cable = q["Ethernet56"]
+    assert cable is not None
+    # EOS has no cable length; NVUE carries it in the PFC profile
+    assert cable.cable_len_m == (1 if switch_os == "nvue" else None)
+    untouched = fabric.switches[other.name].ports["Ethernet0"].qos
+    assert untouched is not None and untouched.dscp_to_tc[ROCE_DSCP] == 3
+    assert untouched.queues[ROCE_PRIO].ecn_min_bytes == 150_000
