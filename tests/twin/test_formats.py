@@ -6,7 +6,7 @@ from pathlib import Path
 
 from unifab.parse.host import ibdev2netdev, lldpcli, mlnx_qos, sysfs_ecn, traffic_class
 from unifab.parse.plan import cabling
-from unifab.parse.switch import sonic_config_db, sonic_qos
+from unifab.parse.switch import sonic_config_db, sonic_lldp, sonic_qos
 
 
 def test_every_file_parses(twin_bundle: Path) -> None:
@@ -37,6 +37,9 @@ def test_every_file_parses(twin_bundle: Path) -> None:
             kind, db = "sonic", sonic_config_db.parse(text, rel)
             assert db.shape == "nested"
             sonic_qos.resolve(db)
+        elif rel.endswith("sonic/appl_db.json"):
+            kind, lldp = "sonic-lldp", sonic_lldp.parse(text, rel)
+            assert lldp, "every SONiC switch has neighbors"
         elif rel == "plan/cabling.csv":
             kind, _ = "cabling", cabling.parse(text, rel)
         elif rel == "truth.json":
