@@ -29,6 +29,13 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "slurm-jobs": (
+        "scheduler/slurm_squeue.json",
+        "scheduler/slurm_squeue.txt",
+        "scheduler/slurm_scontrol_show_job_detail.txt",
+        "scheduler/slurmrestd_25.11_v0.0.44_job_gpus_multi_nodes.json",
+    ),
+    "slurm-nodes": ("scheduler/slurm_sinfo.json", "scheduler/slurm_scontrol_show_node_oneliner.txt"),
     "sonic-counters-db": ("switch/sonic/sonic_counters_db_mock_pfc_queue_pg.json",),
     "sonic-lldp": ("switch/sonic/sonic_appl_db_lldp_entry_table_subset.json",),
     "sonic-state-db": ("switch/sonic/sonic_state_db_mock_buffer_port_subset.json",),
@@ -73,6 +80,12 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
         "qos:\n  roce:\n    enable: on\n    mode: lossless\ninterface:\n  swp1-4:\n    type: swp\n    link:\n"
         "      mtu: 9216\n      speed: 400G\n",
     ),
+    "k8s-pods": (
+        "kind: List\nitems:\n- metadata:\n    name: w-0\n    labels:\n      job-name: ft\n  spec:\n"
+        "    nodeName: gpu1\n    containers:\n    - name: c\n      env:\n      - name: NCCL_IB_TC\n"
+        '        value: "106"\n  status:\n    phase: Running\n',
+    ),
+    "hostlist": ("dgx-h100-[001-004],dgx-h100-006\nrack[1-2]-n[1-2] gpu-[001-004,010]\n",),
     "nvidia-smi-topo": (
         "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\tPIX\t0-55\t0\t\tN/A\n"
         "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\nNIC0\tPIX\tSYS\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n",

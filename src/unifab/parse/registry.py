@@ -75,6 +75,12 @@ FORMATS: dict[str, Format] = {
         Format(
             "nvue", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, resolved to per-interface QoS"
         ),
+        Format("slurm-jobs", "unifab.parse.sched.slurm_jobs", "squeue [--json] / scontrol show job / slurmrestd jobs"),
+        Format(
+            "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
+        ),
+        Format("k8s-pods", "unifab.parse.sched.k8s_pods", "kubectl get pods -o json|yaml, pods grouped into jobs"),
+        Format("hostlist", "unifab.parse.sched.hostlist", "Slurm hostlist expressions (scontrol show hostnames)"),
         Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
         Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
         Format("nxos-interfaces", "unifab.parse.switch.nxos", "NX-OS show interface brief | json native, or text"),
