@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from unifab.cli_agent import agent_app
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -33,6 +35,7 @@ twin_app = typer.Typer(
     help="Synthetic clusters in real device formats.\n\nExample: unifab twin generate --gpus 256 --out b1"
 )
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
+app.add_typer(agent_app, name="agent", no_args_is_help=True)
 
 
 class OutputFormat(enum.StrEnum):

@@ -352,7 +352,7 @@ class Job:
     nccl_ib_sl: int | None = None
     nccl_ib_hca: str | None = None
     env_known: bool = False  # False: the scheduler did not say what environment the ranks run with
-    rank_envs: tuple[dict[str, str], ...] = ()  # per-rank NCCL variables, where ranks were seen
+    tc_conflict: bool = False  # ranks of the job were seen with different NCCL_IB_TC values
 
 
 @dataclass(slots=True)

@@ -18,7 +18,11 @@ def test_twin_bundle_reads_without_input_findings(twin_bundle: Path) -> None:
     assert all(len(h.nics) == 8 for h in fabric.hosts.values())
     nic = fabric.hosts["gpu001"].nics["eth0"]
     assert nic.rdma_dev == "mlx5_0" and nic.qos is not None
-    assert nic.qos.traffic_class == 106 and nic.qos.cnp_dscp == 48
+    assert nic.qos.roce_tos == 106 and nic.qos.cnp_dscp == 48
+    # the job-tc scenario took the TOS override off one job's hosts; everyone else keeps tclass 106
+    overrides = {n.qos.traffic_class for h in fabric.hosts.values() for n in h.nics.values() if n.qos}
+    assert overrides <= {None, 96, 106} and 106 in overrides
+    assert set(fabric.jobs) == {"job:slurm:1001", "job:slurm:1002"}
     # 8 leaves (one per rail) + 8 spines; host links seen by LLDP and in the plan merge into one
     assert len(fabric.switches) == 16
     host_links = [lk for lk in fabric.links if lk.a.node in fabric.hosts]

@@ -24,9 +24,20 @@ def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed:
     truth = json.loads((tmp_path / "b" / "truth.json").read_text())
     assert truth == result.truth
     assert {m["scenario"] for m in truth["misconfigurations"]} == set(SCENARIOS)
+    assert truth["skipped"] == []
     findings = run_checks(load_bundle(tmp_path / "b"))
     found = {(f.check, entity) for f in findings for entity in f.entities}
     assert found == _expected(truth)
+
+
+def _sides(side: str) -> tuple[str, ...]:
+    return ("nic", "switch") if side == "both" else (side,)
+
+
+def _side(device: str) -> str:
+    if device.startswith("job:"):
+        return "job"
+    return "switch" if device.startswith(("leaf", "spine")) else "nic"
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
@@ -35,12 +46,12 @@ def test_each_scenario_alone(tmp_path: Path, scenario: str) -> None:
     findings = run_checks(load_bundle(tmp_path / "b"))
     assert {(f.check, e) for f in findings for e in f.entities} == _expected(result.truth)
     # every finding's fix targets the side the scenario broke
-    sides = {s for m in result.truth["misconfigurations"] for s in ("nic", "switch") if m["side"] in (s, "both")}
+    sides = {s for m in result.truth["misconfigurations"] for s in _sides(m["side"])}
     by_entity = {(f.check, f.entities): f for f in findings}
     for m in result.truth["misconfigurations"]:
         if "device" in m:  # the exact switch that was broken is the one the fix names
             assert {x.device for x in by_entity[(m["check"], tuple(m["entities"]))].fix} == {m["device"]}
-    fixed = {"switch" if x.device.startswith(("leaf", "spine")) else "nic" for f in findings for x in f.fix}
+    fixed = {_side(x.device) for f in findings for x in f.fix}
     assert fixed == sides
 
 
@@ -83,3 +94,20 @@ def test_refuses_non_empty_output(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not an empty directory"):
         generate(tmp_path / "b", gpus=64)
     assert (tmp_path / "b" / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(("switch_os", "seed"), [("eos", 1), ("nvue", 2), ("mixed", 3)])
+def test_every_injection_found_on_other_switch_oses(tmp_path: Path, switch_os: str, seed: int) -> None:
+    """EOS and NVUE switches: same recall and precision; scenarios an OS cannot express are skipped, and said so."""
+    result = generate(tmp_path / "b", gpus=256, seed=seed, scenarios=tuple(SCENARIOS), switch_os=switch_os)
+    skipped = {s["scenario"] for s in result.truth["skipped"]}
+    injected = {m["scenario"] for m in result.truth["misconfigurations"]}
+    assert injected | skipped == set(SCENARIOS) and not injected & skipped
+    assert skipped <= {"headroom-short", "uplink-fec"}
+    findings = run_checks(load_bundle(tmp_path / "b"))
+    assert {(f.check, e) for f in findings for e in f.entities} == _expected(result.truth)
+    fixes = [c for f in findings for x in f.fix if x.device.startswith(("leaf", "spine")) for c in x.commands]
+    if switch_os == "eos":
+        assert fixes and not any(c.startswith("sonic-db-cli") or c.startswith("nv ") for c in fixes)
+    if switch_os == "nvue":
+        assert fixes and all(c.startswith("nv ") for c in fixes)

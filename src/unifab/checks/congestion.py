@@ -13,7 +13,7 @@ from unifab.checks.context import CheckContext
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, QueueQos, Severity
-from unifab.render import nic_mlx5, sonic
+from unifab.render import nic_mlx5
 
 NO_CC = (
     "without ECN marks and CNPs DCQCN never slows senders down, so congestion is handled by PFC alone: "
@@ -50,6 +50,7 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
         if queue is not None and queue.ecn_enabled:
             continue
         profile = base.roce_wred_profile or "AZURE_LOSSLESS"
+        thresholds = base.roce_ecn_thresholds or (150_000, 1_500_000)  # NVIDIA's RoCE default
         yield link_finding(
             "QOS-ECN-OFF",
             Severity.ERROR,
@@ -57,7 +58,7 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
             f"{lk.port.endpoint} does not ECN-mark RoCE queue {index} toward {lk.nic.endpoint}",
             {"roce_priority": base.nic_roce_prio},
             {"tc": base.switch_roce_tc, **_queue_evidence(index, queue)},
-            [Fix(lk.port.switch, (sonic.queue_wred(lk.port.name, index, profile),))],
+            [Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_ecn(lk.port.name, index, profile, *thresholds))],
             NO_CC,
         )
 
@@ -85,16 +86,13 @@ def check_ecn_thresh(ctx: CheckContext) -> Iterator[Finding]:
         if not problems:
             continue
         fixes = []
+        cli = ctx.cli(lk.port.switch)
         if queue.wred_profile and low is not None and high is not None and low >= high:
             fixes.append(
-                Fix(lk.port.switch, (sonic.wred_thresholds(queue.wred_profile, min(low, high), max(low, high)),))
+                Fix(lk.port.switch, cli.ecn_thresholds(queue.wred_profile, index, min(low, high), max(low, high)))
             )
         elif queue.wred_profile:
-            fixes.append(
-                Fix(
-                    lk.port.switch, (sonic.hset(f"WRED_PROFILE|{queue.wred_profile}", "green_drop_probability", "100"),)
-                )
-            )
+            fixes.append(Fix(lk.port.switch, cli.ecn_probability(queue.wred_profile, index, 100)))
         finding = link_finding(
             "QOS-ECN-THRESH",
             Severity.ERROR,
@@ -168,8 +166,10 @@ def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
         if paused:
             problems.append(f"TC {tc} is PFC-paused")
         fixes = []
-        if not strict and index is not None and base.cnp_scheduler:
-            fixes.append(Fix(lk.port.switch, (sonic.queue_scheduler(lk.port.name, index, base.cnp_scheduler),)))
+        if not strict and index is not None and (base.cnp_scheduler or ctx.os_of(lk.port.switch) != "sonic"):
+            fixes.append(
+                Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_strict(lk.port.name, index, base.cnp_scheduler))
+            )
         yield link_finding(
             "QOS-CNP",
             Severity.ERROR,

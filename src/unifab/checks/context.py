@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
+from unifab.render.switch_cli import SwitchCli, for_os
 
 H = TypeVar("H", bound=Hashable)
 
@@ -55,6 +56,7 @@ class Baseline:
     cnp_scheduler: str | None = None  # the strict scheduler profile CNP queues use
     pfcwd: PfcWatchdog | None = None
     switch_dscp_map: str | None = None
+    roce_ecn_thresholds: tuple[int, int] | None = None  # (min, max) bytes most RoCE queues mark at
 
     @property
     def pfc(self) -> frozenset[int] | None:
@@ -89,6 +91,14 @@ class CheckContext:
                 uplinks[port.switch] = uplinks.get(port.switch, 0) + 1
         hosts = {switch: tuple(sorted(names)) for switch, names in behind.items()}
         return cls(fabric, nic_links, _baseline(nic_links), port_links, hosts, uplinks)
+
+    def os_of(self, switch: str) -> str:
+        found = self.fabric.switches.get(switch)
+        return found.os if found is not None else "sonic"
+
+    def cli(self, switch: str) -> SwitchCli:
+        """The fix-command dialect of a switch, by its OS."""
+        return for_os(self.os_of(switch))
 
     def path_impact(self, pl: PortLink) -> dict[str, object]:
         """Who a bad switch↔switch link hurts: the hosts behind its leaf end and its share of their ECMP paths."""
@@ -135,8 +145,7 @@ def _resolve_links(fabric: Fabric) -> tuple[tuple[NicLink, ...], tuple[PortLink,
 def _baseline(links: tuple[NicLink, ...]) -> Baseline:
     nics = [lk.nic for lk in links]
     ports = [lk.port for lk in links]
-    tclass = majority(n.qos.traffic_class for n in nics if n.qos)
-    dscp = DEFAULT_ROCE_DSCP if tclass is None else tclass >> 2
+    dscp = _roce_dscp(nics, ports)
     switch_tc = majority(p.qos.dscp_to_tc.get(dscp) for p in ports if p.qos)
     wred = None
     if switch_tc is not None:
@@ -162,6 +171,7 @@ def _baseline(links: tuple[NicLink, ...]) -> Baseline:
         cnp_scheduler=cnp_scheduler,
         pfcwd=majority(p.qos.pfcwd for p in ports if p.qos),
         switch_dscp_map=majority(p.qos.dscp_map_name for p in ports if p.qos),
+        roce_ecn_thresholds=_ecn_thresholds(ports, switch_tc),
         roce_dscp=dscp,
         nic_roce_prio=majority(n.qos.dscp2prio.get(dscp) for n in nics if n.qos and n.qos.trust == "dscp"),
         nic_pfc=majority(n.qos.pfc_enabled for n in nics if n.qos),
@@ -171,3 +181,37 @@ def _baseline(links: tuple[NicLink, ...]) -> Baseline:
         switch_mtu=majority(p.mtu for p in ports),
         roce_wred_profile=wred,
     )
+
+
+def _roce_dscp(nics: list[Nic], ports: list[Port]) -> int:
+    """The fabric's RoCE DSCP, from the best witness available.
+
+    1. NICs' global TOS overrides, when most NICs carry one (a fleet that sets traffic_class);
+    2. else the one DSCP (other than the CNP's) that most switch ports classify into a lossless TC;
+    3. else the overrides that exist, else NVIDIA's default 26.
+    """
+    overrides = [n.qos.traffic_class for n in nics if n.qos and n.qos.traffic_class is not None]
+    tclass = majority(overrides)
+    if tclass is not None and 2 * len(overrides) > len(nics):
+        return tclass >> 2
+    lossless = majority(
+        frozenset(d for d, tc in p.qos.dscp_to_tc.items() if tc in p.qos.pfc_enabled)
+        for p in ports
+        if p.qos and p.qos.trust == "dscp"
+    )
+    candidates = sorted((lossless or frozenset()) - {DEFAULT_CNP_DSCP})
+    if len(candidates) == 1:
+        return candidates[0]
+    return DEFAULT_ROCE_DSCP if tclass is None else tclass >> 2
+
+
+def _ecn_thresholds(ports: list[Port], tc: int | None) -> tuple[int, int] | None:
+    def thresholds(port: Port) -> tuple[int, int] | None:
+        if port.qos is None or tc is None:
+            return None
+        queue = port.qos.queues.get(port.qos.tc_to_queue.get(tc, tc))
+        if queue is None or queue.ecn_min_bytes is None or queue.ecn_max_bytes is None:
+            return None
+        return (queue.ecn_min_bytes, queue.ecn_max_bytes)
+
+    return majority(thresholds(p) for p in ports)

@@ -10,7 +10,7 @@ from unifab.checks.context import CheckContext, majority
 from unifab.checks.findings import link_finding, port_link_finding, sides_to_fix
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
-from unifab.render import nic_mlx5, sonic
+from unifab.render import nic_mlx5
 
 ROCE_HEADERS = 96  # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (iboe_get_mtu)
 IB_MTUS = (4096, 2048, 1024, 512, 256)
@@ -39,7 +39,7 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
             fixes.append(Fix(lk.nic.host, (nic_mlx5.mtu(lk.nic.netdev, base.nic_mtu),)))
         want_sw = max(base.switch_mtu or 0, base.nic_mtu or 0, nic_mtu)
         if sw_mtu < want_sw and (too_small_switch or (base.switch_mtu or 0) > sw_mtu):
-            fixes.append(Fix(lk.port.switch, (sonic.port_mtu(lk.port.name, want_sw),)))
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).port_mtu(lk.port.name, want_sw)))
         roce = roce_active_mtu(nic_mtu)
         if too_small_switch:
             message = f"{lk.port.endpoint} MTU {sw_mtu} is below {lk.nic.endpoint} MTU {nic_mtu}"
@@ -84,7 +84,7 @@ def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
         if "nic" in wrong:
             fixes.append(Fix(lk.nic.host, (nic_mlx5.cable_len(lk.nic.netdev, reference),)))
         if "switch" in wrong:
-            fixes.append(Fix(lk.port.switch, (sonic.cable_length(lk.port.name, reference),)))
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).cable_length(lk.port.name, reference)))
         against = f"the planned {plan} m cable" if plan is not None else f"the switch's {sw_len} m"
         yield link_finding(
             "QOS-CABLE-LEN",
@@ -109,7 +109,7 @@ def port_link_check(
     field: str,
     value: Callable[[Port], Any],
     severity: Severity,
-    fix: Callable[[Port, Any], str],
+    fix: Callable[[Port, Any], tuple[str, ...]],
     impact: str,
     prefer: Callable[[Any, Any], Any] = max,
     show: Callable[[Any], str] = str,
@@ -132,7 +132,7 @@ def port_link_check(
             field,
             a_value,
             b_value,
-            [Fix(p.switch, (fix(p, target),)) for p in wrong],
+            [Fix(p.switch, fix(p, target)) for p in wrong],
             impact,
             ctx.path_impact(pl),
         )
@@ -146,7 +146,7 @@ def check_link_speed(ctx: CheckContext) -> Iterator[Finding]:
         "speed_mbps",
         lambda p: p.speed_mbps,
         Severity.ERROR,
-        lambda p, v: sonic.port_speed(p.name, v),
+        lambda p, v: ctx.cli(p.switch).port_speed(p.name, v),
         "the link stays down, or comes up at the lower speed and its ECMP share overloads: congestion and PFC "
         "pauses on the paths through it",
         show=lambda v: f"{v // 1000}G",
@@ -162,7 +162,7 @@ def check_link_fec(ctx: CheckContext) -> Iterator[Finding]:
         "fec",
         lambda p: p.fec,
         Severity.ERROR,
-        lambda p, v: sonic.port_fec(p.name, v),
+        lambda p, v: ctx.cli(p.switch).port_fec(p.name, v),
         "a FEC mismatch keeps the link down or drowns it in symbol errors: CRC drops that RoCE can only recover "
         "by retransmission",
         label="FEC",
@@ -177,7 +177,7 @@ def check_uplink_mtu(ctx: CheckContext) -> Iterator[Finding]:
         "mtu",
         lambda p: p.mtu,
         Severity.CRITICAL,
-        lambda p, v: sonic.port_mtu(p.name, v),
+        lambda p, v: ctx.cli(p.switch).port_mtu(p.name, v),
         "frames above the smaller MTU are dropped in one direction: RoCE messages time out and retransmit",
         label="MTU",
     )

@@ -15,7 +15,7 @@ from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.link import port_link_check
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
-from unifab.render import nic_mlx5, sonic
+from unifab.render import nic_mlx5
 
 DROPS = "congestion drops RoCE packets and the NICs fall into go-back-N retransmission"
 
@@ -36,7 +36,7 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
             fixes.append(Fix(lk.nic.host, (nic_mlx5.trust(lk.nic.netdev, base.nic_trust),)))
         if port_off and base.switch_trust == "dscp":
             map_name = base.switch_dscp_map or "ROCE"
-            fixes.append(Fix(lk.port.switch, (sonic.hset(f"PORT_QOS_MAP|{lk.port.name}", "dscp_to_tc_map", map_name),)))
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).trust_dscp(lk.port.name, map_name)))
         yield link_finding(
             "QOS-TRUST",
             Severity.CRITICAL,
@@ -62,7 +62,7 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         "pfc_enabled",
         _pfc,
         Severity.CRITICAL,
-        lambda p, v: sonic.pfc_enable(p.name, v),
+        lambda p, v: ctx.cli(p.switch).pfc_enable(p.name, v),
         "priorities lossless on one end only: pauses from the downstream switch are ignored, so " + DROPS,
         prefer=lambda a, b: a if len(a) >= len(b) else b,
         show=lambda v: str(list(v)),
@@ -78,7 +78,9 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         if nic_q.pfc_enabled != target:
             fixes.append(Fix(lk.nic.host, (nic_mlx5.pfc(lk.nic.netdev, target),)))
         if port_q.pfc_enabled != target:
-            fixes.append(Fix(lk.port.switch, (sonic.pfc_enable(lk.port.name, target),)))
+            fixes.append(
+                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name))
+            )
         unpaused = sorted(nic_q.pfc_enabled ^ port_q.pfc_enabled)
         yield link_finding(
             "QOS-PFC-MISMATCH",
@@ -115,7 +117,7 @@ def check_pfc_lossy_roce(ctx: CheckContext) -> Iterator[Finding]:
             {"pfc_enabled": sorted(port_q.pfc_enabled)},
             [
                 Fix(lk.nic.host, (nic_mlx5.pfc(lk.nic.netdev, target),)),
-                Fix(lk.port.switch, (sonic.pfc_enable(lk.port.name, target),)),
+                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name)),
             ],
             "RoCE runs without PFC on this link: " + DROPS,
         )
@@ -147,7 +149,7 @@ def check_dscp_map(ctx: CheckContext) -> Iterator[Finding]:
             fixes.append(Fix(lk.nic.host, (nic_mlx5.dscp2prio(lk.nic.netdev, dscp, base.nic_roce_prio),)))
         fix_tc = base.switch_roce_tc if base.switch_roce_tc is not None else nic_prio
         if (switch_off or not nic_off) and fix_tc is not None and port_q.dscp_map_name:
-            fixes.append(Fix(lk.port.switch, (sonic.dscp_to_tc(port_q.dscp_map_name, dscp, fix_tc),)))
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).dscp_to_tc(port_q.dscp_map_name, dscp, fix_tc)))
         lossy = switch_tc is None or switch_tc not in port_q.pfc_enabled
         queue = port_q.tc_to_queue.get(switch_tc, switch_tc) if switch_tc is not None else None
         lossy_note = " (lossy: PFC off)" if lossy else ""
@@ -215,13 +217,9 @@ def check_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
         if port_q.pfcwd is not None and not unwatched:
             continue
         wd = base.pfcwd or port_q.pfcwd
-        commands = [
-            sonic.hset(
-                f"PORT_QOS_MAP|{lk.port.name}", "pfcwd_sw_enable", ",".join(map(str, sorted(port_q.pfc_enabled)))
-            )
-        ]
-        if port_q.pfcwd is None and wd is not None:
-            commands.append(sonic.pfc_watchdog(lk.port.name, wd))
+        commands = ctx.cli(lk.port.switch).pfc_watchdog(
+            lk.port.name, port_q.pfc_enabled, wd if port_q.pfcwd is None else None
+        )
         missing = "no watchdog entry" if port_q.pfcwd is None else f"priorities {sorted(unwatched)} unwatched"
         yield link_finding(
             "QOS-PFCWD",
@@ -240,7 +238,7 @@ def check_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
                     "restoration_ms": port_q.pfcwd.restoration_ms,
                 },
             },
-            [Fix(lk.port.switch, tuple(commands))],
+            [Fix(lk.port.switch, commands)],
             "a NIC that stops draining (PCIe stall, crashed driver) pauses this port forever; the storm spreads "
             "upstream and stalls every job behind it",
         )

@@ -27,7 +27,13 @@ class CheckSpec:
     run: CheckFn | None = None
 
 
-CHECK_MODULES = ("unifab.checks.qos", "unifab.checks.congestion", "unifab.checks.headroom", "unifab.checks.link")
+CHECK_MODULES = (
+    "unifab.checks.qos",
+    "unifab.checks.congestion",
+    "unifab.checks.headroom",
+    "unifab.checks.link",
+    "unifab.checks.jobs",
+)
 
 INPUT_CHECKS = (
     CheckSpec(

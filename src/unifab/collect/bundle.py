@@ -105,6 +105,10 @@ def load_bundle(root: Path, progress: ProgressHook | None = None) -> Fabric:
             progress("switches", 1)
     planned = _load_plan(root / "plan", problems)
     fabric.links = _merge_links(host_links + switch_links, planned)
+    if (root / "scheduler").is_dir():
+        from unifab.collect.scheduler import load_jobs
+
+        fabric.jobs = load_jobs(root / "scheduler", problems)
     fabric.input_findings = problems.findings
     return fabric
 

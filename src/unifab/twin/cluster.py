@@ -106,10 +106,33 @@ class TwinSwitch:
 
 
 @dataclass(slots=True)
+class TwinJob:
+    """A running training job on whole hosts, and the NCCL environment its ranks run with."""
+
+    job_id: int
+    name: str
+    hosts: list[str]
+    env: dict[str, str]
+
+
+JOB_HOSTS = 8  # hosts per twin job (64 GPUs)
+
+
+def job_env() -> dict[str, str]:
+    return {
+        "NCCL_IB_TC": str(ROCE_TCLASS),
+        "NCCL_IB_GID_INDEX": "3",
+        "NCCL_IB_HCA": "=" + ",".join(f"mlx5_{r}:1" for r in range(RAILS)),
+        "NCCL_SOCKET_IFNAME": "bond0",
+    }
+
+
+@dataclass(slots=True)
 class Cluster:
     hosts: dict[str, list[TwinNic]]
     switches: dict[str, TwinSwitch]
     su_hosts: int
+    jobs: list[TwinJob] = field(default_factory=list)
 
     def leaves(self) -> list[TwinSwitch]:
         return [s for s in self.switches.values() if s.role == "leaf"]
@@ -173,4 +196,9 @@ def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic")
         switches[spine.name] = spine
     for switch in switches.values():
         switch.os = oses[(switch.index - 1) % len(oses)] if switch_os == "mixed" else switch_os
-    return Cluster(hosts, switches, su_hosts)
+    names = list(hosts)
+    jobs = [
+        TwinJob(1001 + i, f"pretrain-{i + 1}", names[start : start + JOB_HOSTS], job_env())
+        for i, start in enumerate(range(0, len(names), JOB_HOSTS))
+    ]
+    return Cluster(hosts, switches, su_hosts, jobs)

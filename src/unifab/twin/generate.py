@@ -62,8 +62,10 @@ def generate(
             "seed": seed,
             "scenarios": [name for name in SCENARIOS if name in scenarios],
             "su_hosts": su_hosts,
+            "switch_os": switch_os,
         },
         "misconfigurations": misconfigurations,
+        "skipped": picker.skipped,
         "faults": [],
     }
     # Write beside the target and rename at the end, so an interrupted run leaves no half bundle.

@@ -1,13 +1,51 @@
-"""A twin host's artifacts: mlnx_qos, the ecn sysfs tree, traffic_class, ibdev2netdev, lldpcli json0."""
+"""A twin host's artifacts, each written by its parser's ``render``/``render_tree`` so readers see real formats.
+
+Per host: ``cmd/ibdev2netdev.txt``, ``cmd/lldpcli.json`` (json0), ``cmd/show_gids.txt``, ``cmd/ibv_devinfo.txt``,
+``cmd/nvidia-smi-topo-m.txt`` and ``cmd/nccl-topo.xml``. Per NIC: ``cmd/mlnx_qos/<netdev>.txt``,
+``cmd/ethtool-S/<netdev>.txt``, ``sys/class/net/<netdev>/{mtu,ecn/...}``,
+``sys/class/infiniband/<dev>/tc/1/traffic_class``, ``sys/class/infiniband/<dev>/ports/1/{state,rate,link_layer}``
+with three ``hw_counters``, and ``sys/kernel/config/rdma_cm/<dev>/ports/1/default_roce_{tos,mode}``.
+
+The host is a DGX-like 8-GPU server: GPU *i* and NIC *i* (rail *i*) sit behind the same PCIe switch (``PIX``),
+GPUs 0-3 and NICs 0-3 on NUMA node 0, the rest on node 1, GPUs joined by 18 NVLinks each. Text that is the same
+for many NICs or hosts (the topology, counters, port files) is rendered once and reused: the twin must stay
+quick at 100,000 GPUs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
-from unifab.parse.host import ibdev2netdev, lldpcli, mlnx_qos, traffic_class
+from unifab.parse.host import (
+    ethtool_stats,
+    hw_counters,
+    ibdev2netdev,
+    ibv_devinfo,
+    lldpcli,
+    mlnx_qos,
+    nccl_topo,
+    nvidia_smi_topo,
+    roce_tos,
+    show_gids,
+    traffic_class,
+)
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
+
+FW_VER = "28.39.1002"  # ConnectX-7 firmware
+VENDOR_PART_ID = 4129  # ConnectX-7
+BOARD_ID = "MT_0000000838"
+NIC_PCI_CLASS = "0x020000"  # Ethernet controller (RoCE)
+GPU_PCI_CLASS = "0x030200"  # 3D controller
+SWITCH_BUSES = (0x15, 0x26, 0x37, 0x48, 0x95, 0xA6, 0xB7, 0xC8)  # PCIe switch i: NIC on bus +2, GPU on bus +3
+NUMA_CPUS = ("0-55,112-167", "56-111,168-223")
+GPU_NVLINKS = "NV18"
+HW_COUNTERS = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled")
+IBOE_HEADERS = 96  # GRH + UDP + BTH + XRC + ATOMICETH + ICRC bytes (linux ib_verbs.h iboe_get_mtu)
+LANE_SPEEDS = ((100_000, "NDR"), (50_000, "HDR"), (25_000, "EDR"))  # Gb/s per lane -> sysfs speed name
 
 RP_DEFAULTS = {  # MLNX_OFED / firmware defaults, reference host-nic-roce §2.3
     "clamp_tgt_rate": 0,
@@ -60,20 +98,28 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
 
 
 def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
+    cmd = root / "cmd"
     write_text(
-        root / "cmd" / "ibdev2netdev.txt",
+        cmd / "ibdev2netdev.txt",
         ibdev2netdev.render(tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Up") for n in nics)),
     )
+    write_text(cmd / "show_gids.txt", show_gids.render(tuple(g for n in nics for g in nic_gids(n))))
+    write_text(cmd / "ibv_devinfo.txt", ibv_devinfo.render(tuple(nic_ibv_device(n) for n in nics)))
+    smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics))
+    write_text(cmd / "nvidia-smi-topo-m.txt", smi_topo)
+    write_text(cmd / "nccl-topo.xml", nccl_xml)
     neighbors = []
     for nic in nics:
-        write_text(root / "cmd" / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
+        write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
+        write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
         net = root / "sys" / "class" / "net" / nic.netdev
         write_text(net / "mtu", f"{nic.mtu}\n")
         _write_ecn(net / "ecn", nic)
-        tclass = traffic_class.TrafficClass(nic.tclass, ())
-        write_text(
-            root / "sys" / "class" / "infiniband" / nic.rdma_dev / "tc" / "1" / "traffic_class",
-            traffic_class.render(tclass),
+        ib = root / "sys" / "class" / "infiniband" / nic.rdma_dev
+        write_text(ib / "tc" / "1" / "traffic_class", traffic_class.render(traffic_class.TrafficClass(nic.tclass, ())))
+        _write_files(ib, _ib_port_files(nic.port_state, nic.speed_mbps))
+        _write_files(
+            root / "sys" / "kernel" / "config" / "rdma_cm" / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode)
         )
         leaf, port = _leaf_port(cluster, nic)
         neighbors.append(
@@ -103,11 +149,240 @@ def _leaf_port(cluster: Cluster, nic: TwinNic) -> tuple[TwinSwitch, str]:
 
 
 def _write_ecn(root: Path, nic: TwinNic) -> None:
+    files: dict[str, str] = {}
     for point, enabled in (("roce_np", nic.np_enabled), ("roce_rp", nic.rp_enabled)):
         for prio in range(8):
-            write_text(root / point / "enable" / str(prio), f"{int(prio in enabled)}\n")
+            files[f"{point}/enable/{prio}"] = "1\n" if prio in enabled else "0\n"
+    files.update(_ecn_params())
+    _write_files(root, files)
+
+
+@cache
+def _ecn_params() -> dict[str, str]:
     np_params = {"cnp_802p_prio": c.CNP_PRIO, "cnp_dscp": c.CNP_DSCP, "min_time_between_cnps": 4}
-    for name, value in np_params.items():
-        write_text(root / "roce_np" / name, f"{value}\n")
-    for name, value in RP_DEFAULTS.items():
-        write_text(root / "roce_rp" / name, f"{value}\n")
+    files = {f"roce_np/{name}": f"{value}\n" for name, value in np_params.items()}
+    files.update((f"roce_rp/{name}", f"{value}\n") for name, value in RP_DEFAULTS.items())
+    return files
+
+
+def _write_files(base: Path, files: Mapping[str, str]) -> None:
+    """Write ``{relative path: text}`` under ``base``, creating each directory once."""
+    made: set[Path] = set()
+    for rel, text in files.items():
+        path = base / rel
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        path.write_text(text)
+
+
+# --- RDMA: GIDs, ibv_devinfo, port files, counters, rdma_cm --------------------------------------------
+
+
+def _mac_bytes(nic: TwinNic) -> list[int]:
+    return [int(part, 16) for part in nic.mac.split(":")]
+
+
+def _eui64(nic: TwinNic) -> str:
+    """The modified EUI-64 interface id of the NIC's MAC, as four hex groups (also the node GUID)."""
+    b = _mac_bytes(nic)
+    return f"{b[0] ^ 2:02x}{b[1]:02x}:{b[2]:02x}ff:fe{b[3]:02x}:{b[4]:02x}{b[5]:02x}"
+
+
+def nic_ipv4(nic: TwinNic) -> str:
+    """The RoCE address of the NIC: one /16 per rail, hosts numbered from 1."""
+    n = nic.host_index + 1
+    return f"10.{100 + nic.rail}.{(n >> 8) & 0xFF}.{n & 0xFF}"
+
+
+def nic_gids(nic: TwinNic) -> tuple[show_gids.Gid, ...]:
+    """GIDs 0-3 of a RoCE port: link-local and IPv4-mapped, each as RoCE v1 and v2."""
+    link_local = f"fe80:0000:0000:0000:{_eui64(nic)}"
+    a, b, c_, d = (int(x) for x in nic_ipv4(nic).split("."))
+    mapped = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c_:02x}{d:02x}"
+    ip = nic_ipv4(nic)
+    return (
+        show_gids.Gid(nic.rdma_dev, 1, 0, link_local, None, "v1", nic.netdev),
+        show_gids.Gid(nic.rdma_dev, 1, 1, link_local, None, "v2", nic.netdev),
+        show_gids.Gid(nic.rdma_dev, 1, 2, mapped, ip, "v1", nic.netdev),
+        show_gids.Gid(nic.rdma_dev, 1, 3, mapped, ip, "v2", nic.netdev),
+    )
+
+
+def active_mtu(netdev_mtu: int) -> int:
+    """The RoCE path MTU the kernel derives from the netdev MTU (``iboe_get_mtu``)."""
+    room = netdev_mtu - IBOE_HEADERS
+    return next((m for m in (4096, 2048, 1024, 512) if room >= m), 256)
+
+
+def nic_ibv_device(nic: TwinNic) -> ibv_devinfo.IbvDevice:
+    state = f"PORT_{nic.port_state}"
+    guid = _eui64(nic)
+    port = ibv_devinfo.IbvPort(
+        port=1,
+        state=state if state in ibv_devinfo.PORT_STATES else "PORT_DOWN",
+        max_mtu=4096,
+        active_mtu=active_mtu(nic.mtu),
+        sm_lid=0,
+        port_lid=0,
+        port_lmc=0,
+        link_layer="Ethernet",
+    )
+    return ibv_devinfo.IbvDevice(
+        hca_id=nic.rdma_dev,
+        transport="InfiniBand",
+        fw_ver=FW_VER,
+        node_guid=guid,
+        sys_image_guid=guid,
+        vendor_id="0x02c9",
+        vendor_part_id=VENDOR_PART_ID,
+        hw_ver="0x0",
+        board_id=BOARD_ID,
+        phys_port_cnt=1,
+        ports=(port,),
+    )
+
+
+def _rate(speed_mbps: int) -> tuple[float, str | None, str | None]:
+    for lane, name in LANE_SPEEDS:
+        lanes, rest = divmod(speed_mbps, lane)
+        if rest == 0 and lanes in (1, 2, 4, 8):
+            return speed_mbps / 1000, f"{lanes}X", name
+    return speed_mbps / 1000, None, None
+
+
+@cache
+def _ib_port_files(state: str, speed_mbps: int) -> dict[str, str]:
+    """``ports/1/{state,rate,link_layer}`` and a few ``hw_counters`` of a RoCE device."""
+    rate, width, speed = _rate(speed_mbps)
+    port = hw_counters.IbPort(
+        port=1,
+        state=state if state in hw_counters.PORT_STATES.values() else "DOWN",
+        phys_state=None,
+        rate_gbps=rate,
+        width=width,
+        speed=speed,
+        link_layer="Ethernet",
+        lifespan_ms=None,
+        hw_counters=dict.fromkeys(HW_COUNTERS, 0),
+        counters={},
+        cm_counters={},
+    )
+    return hw_counters.render_tree(hw_counters.HwCounters((hw_counters.IbDevice(None, None, None, None, (port,)),)))
+
+
+@cache
+def _rdma_cm(tos: int, mode: str) -> dict[str, str]:
+    return roce_tos.render_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, tos, mode),)))
+
+
+@cache
+def _ethtool_stats(pfc: frozenset[int]) -> str:
+    """``ethtool -S`` of an idle mlx5 port; per-priority pause counters exist for PFC priorities only."""
+    names = [
+        "rx_packets",
+        "rx_bytes",
+        "tx_packets",
+        "tx_bytes",
+        "rx_out_of_buffer",
+        "rx_packets_phy",
+        "rx_bytes_phy",
+        "tx_packets_phy",
+        "tx_bytes_phy",
+        "rx_crc_errors_phy",
+        "rx_symbol_err_phy",
+        "rx_discards_phy",
+        "tx_discards_phy",
+        "rx_pause_ctrl_phy",
+        "tx_pause_ctrl_phy",
+        "rx_pcs_symbol_err_phy",
+        "rx_corrected_bits_phy",
+        "link_down_events_phy",
+    ]
+    for p in range(8):
+        names += [f"rx_prio{p}_bytes", f"rx_prio{p}_packets", f"tx_prio{p}_bytes", f"tx_prio{p}_packets"]
+    for p in sorted(pfc):
+        names += [
+            f"rx_prio{p}_pause",
+            f"rx_prio{p}_pause_duration",
+            f"tx_prio{p}_pause",
+            f"tx_prio{p}_pause_duration",
+            f"rx_prio{p}_pause_transition",
+        ]
+    names += ["tx_pause_storm_warning_events", "tx_pause_storm_error_events", "module_unplug", "module_bus_stuck"]
+    return ethtool_stats.render(dict.fromkeys(names, 0))
+
+
+# --- GPUs: nvidia-smi topo -m and the NCCL topology ----------------------------------------------------
+
+
+def _bdf(bus: int) -> str:
+    return f"0000:{bus:02x}:00.0"
+
+
+@cache
+def _gpu_topology(nics: tuple[tuple[str, int], ...]) -> tuple[str, str]:
+    """``nvidia-smi topo -m`` and the NCCL topology XML of a host whose NIC ``i`` is ``nics[i]`` (name, speed)."""
+    count = c.GPUS_PER_HOST
+    per_node = count // len(NUMA_CPUS)
+    gpu_labels = tuple(f"GPU{i}" for i in range(count))
+    nic_labels = tuple(f"NIC{i}" for i in range(len(nics)))
+
+    def relation(a: int, b: int, same_switch: bool) -> str:
+        if same_switch:
+            return "PIX"
+        return "NODE" if a // per_node == b // per_node else "SYS"
+
+    matrix: dict[str, dict[str, str]] = {}
+    for i, label in enumerate(gpu_labels):
+        row = {g: ("X" if j == i else GPU_NVLINKS) for j, g in enumerate(gpu_labels)}
+        row |= {n: relation(i, j, i == j) for j, n in enumerate(nic_labels)}
+        matrix[label] = row
+    for i, label in enumerate(nic_labels):
+        row = {g: relation(i, j, i == j) for j, g in enumerate(gpu_labels)}
+        row |= {n: ("X" if j == i else relation(i, j, False)) for j, n in enumerate(nic_labels)}
+        matrix[label] = row
+    smi = nvidia_smi_topo.NvidiaSmiTopo(
+        gpus=gpu_labels,
+        nics=nic_labels,
+        matrix=matrix,
+        nic_legend={label: name for label, (name, _) in zip(nic_labels, nics, strict=True)},
+        cpu_affinity={g: NUMA_CPUS[i // per_node] for i, g in enumerate(gpu_labels)},
+        numa_affinity={g: str(i // per_node) for i, g in enumerate(gpu_labels)},
+        gpu_numa_id=dict.fromkeys(gpu_labels),
+    )
+    switches = [_bdf(bus) for bus in SWITCH_BUSES]
+    gpus = tuple(
+        nccl_topo.TopoGpu(
+            busid=_bdf(SWITCH_BUSES[i] + 3),
+            dev=i,
+            rank=i,
+            sm=90,
+            gdr=True,
+            pci_class=GPU_PCI_CLASS,
+            numa=i // per_node,
+            pci_switch=switches[i],
+            pci_path=(switches[i],),
+        )
+        for i in range(count)
+    )
+    topo_nics = tuple(
+        nccl_topo.TopoNic(
+            name=name,
+            dev=i,
+            busid=_bdf(SWITCH_BUSES[i] + 2),
+            speed_mbps=speed,
+            port=1,
+            guid=None,
+            gdr=True,
+            coll=None,
+            pci_class=NIC_PCI_CLASS,
+            numa=i // per_node,
+            pci_switch=switches[i],
+            pci_path=(switches[i],),
+        )
+        for i, (name, speed) in enumerate(nics)
+    )
+    cpus = tuple(nccl_topo.TopoCpu(node, None, "x86_64", "GenuineIntel") for node in range(len(NUMA_CPUS)))
+    xml = nccl_topo.render(nccl_topo.NcclTopo(1, cpus, gpus, topo_nics))
+    return nvidia_smi_topo.render(smi), xml

@@ -89,6 +89,11 @@ class Picker:
         self.used_leaves: set[str] = set()
         self.uplinks = uplinks(cluster)
         self.used_uplinks: set[str] = set()
+        self.skipped: list[dict[str, str]] = []
+
+    def _skip(self, scenario: str, why: str) -> list[Any]:
+        self.skipped.append({"scenario": scenario, "why": why})
+        return []
 
     def per_link_count(self) -> int:
         """Instances of a per-link scenario: one, plus one per 64 hosts."""
@@ -103,18 +108,27 @@ class Picker:
         self.used_leaves.update(leaf.name for leaf in chosen)
         return chosen
 
-    def links_for(self, scenario: str) -> list[HostLink]:
-        free = [lk for lk in self.links if lk.id not in self.used_links and lk.leaf.name not in self.used_leaves]
+    def links_for(self, scenario: str, where: Callable[[HostLink], bool] | None = None) -> list[HostLink]:
+        """Free host links (``where`` narrows them, e.g. to leaves whose OS can express the setting)."""
+        free = [
+            lk
+            for lk in self.links
+            if lk.id not in self.used_links and lk.leaf.name not in self.used_leaves and (where is None or where(lk))
+        ]
         want = self.per_link_count()
+        if not free and where is not None:
+            return self._skip(scenario, "no switch in this cluster runs an OS that can express it")
         if len(free) < want:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)
         self.used_links.update(lk.id for lk in chosen)
         return chosen
 
-    def uplinks_for(self, scenario: str) -> list[Uplink]:
-        free = [up for up in self.uplinks if up.id not in self.used_uplinks]
+    def uplinks_for(self, scenario: str, where: Callable[[Uplink], bool] | None = None) -> list[Uplink]:
+        free = [up for up in self.uplinks if up.id not in self.used_uplinks and (where is None or where(up))]
         want = 1 + len(self.uplinks) // 512
+        if not free and where is not None:
+            return self._skip(scenario, "no switch link in this cluster runs an OS that can express it")
         if len(free) < want:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)
@@ -199,6 +213,29 @@ def trust_pcp(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def job_tc(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-JOB-TC: a job's hosts lose the NIC TOS override and its ranks ask NCCL for the wrong class (or none)."""
+    job = pick.rng.choice(cluster.jobs)
+    for nic in (nic for host in job.hosts for nic in cluster.hosts[host]):
+        nic.tclass = None  # runs before tc-override, which may still put an override on one of these NICs
+    if _either(pick):
+        del job.env["NCCL_IB_TC"]
+        detail = "NCCL_IB_TC unset"
+    else:
+        job.env["NCCL_IB_TC"] = "96"
+        detail = "NCCL_IB_TC=96 (DSCP 24)"
+    job_id = f"job:slurm:{job.job_id}"
+    return [
+        {
+            "check": "QOS-JOB-TC",
+            "subject": {"kind": "job", "id": job_id},
+            "entities": [job_id],
+            "side": "job",
+            "detail": detail,
+        }
+    ]
+
+
 def tc_override(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-TC-OVERRIDE: a NIC's traffic_class override sends RoCE as DSCP 24."""
     out = []
@@ -249,7 +286,7 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-CABLE-LEN: NIC or switch configured for a 1 m cable on a 3 m one."""
     out = []
     for lk in pick.links_for("cable-len"):
-        if _either(pick):
+        if _either(pick) or lk.leaf.os == "eos":  # EOS has no cable-length setting to get wrong
             lk.nic.cable_len_m = 1
             out.append(_truth("QOS-CABLE-LEN", lk, "nic", "NIC cable length 1 m on a 3 m cable"))
         else:
@@ -261,7 +298,8 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
 def headroom_short(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-HEADROOM: a switch port's lossless PG gets a quarter of the xoff its cable needs."""
     out = []
-    for lk in pick.links_for("headroom-short"):
+    # only SONiC configs carry PG buffer profiles; EOS and NVUE size headroom on the platform
+    for lk in pick.links_for("headroom-short", where=lambda lk: lk.leaf.os == "sonic"):
         lk.port.headroom_short = True
         out.append(_truth("QOS-HEADROOM", lk, "switch", "lossless PG xoff cut to a quarter"))
     return out
@@ -309,7 +347,8 @@ def uplink_speed(cluster: Cluster, pick: Picker) -> list[Truth]:
 def uplink_fec(cluster: Cluster, pick: Picker) -> list[Truth]:
     """LINK-FEC: one end of a leaf-spine link with FEC off."""
     out = []
-    for up in pick.uplinks_for("uplink-fec"):
+    # FEC is read from SONiC PORT.fec; the EOS and NVUE readers do not carry it yet
+    for up in pick.uplinks_for("uplink-fec", where=lambda up: up.leaf.os == up.spine.os == "sonic"):
         side, port = _uplink_end(pick, up)
         port.fec = "none"
         out.append(_uplink_truth("LINK-FEC", up, side, f"{side} end with FEC none"))
@@ -340,6 +379,7 @@ def uplink_pfc(cluster: Cluster, pick: Picker) -> list[Truth]:
 SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "dscp-lossy": dscp_lossy,
     "ecn-thresh": ecn_thresh,
+    "job-tc": job_tc,
     "pfc-mismatch": pfc_mismatch,
     "pfc-lossy": pfc_lossy,
     "trust-pcp": trust_pcp,

@@ -4,7 +4,7 @@ Per host (:mod:`unifab.twin.host_files`): ``cmd/mlnx_qos/<netdev>.txt``, ``cmd/i
 ``cmd/lldpcli.json`` (json0), ``sys/class/net/<netdev>/{mtu,ecn/...}`` and
 ``sys/class/infiniband/<dev>/tc/1/traffic_class``. Per switch, by its OS: SONiC ``sonic/config_db.json``
 and ``sonic/appl_db.json`` (LLDP), EOS ``eos/`` running-config and eAPI JSON, NVUE ``nvue/config.yaml``.
-Plus ``plan/cabling.csv``.
+Plus ``plan/cabling.csv`` and the jobs in ``scheduler/``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from unifab.parse.plan import cabling
 from unifab.twin.cluster import Cluster
 from unifab.twin.files import write_text
 from unifab.twin.host_files import write_host
+from unifab.twin.scheduler_files import write_scheduler
 from unifab.twin.switch_files import appl_db_lldp, config_db
 from unifab.twin.switch_files_eos import write_eos
 from unifab.twin.switch_files_nvue import write_nvue
@@ -35,6 +36,7 @@ def write_bundle(cluster: Cluster, root: Path) -> None:
         else:
             raise ValueError(f"{switch.name}: no writer for switch OS {switch.os!r}")
     write_text(root / "plan" / "cabling.csv", cabling.render(planned_cables(cluster)))
+    write_scheduler(cluster, root)
 
 
 def planned_cables(cluster: Cluster) -> tuple[cabling.PlannedCable, ...]:
