@@ -128,7 +128,7 @@ def port_link_check(
             check,
             severity,
             pl,
-            f"{label or field} differs: {pl.a.endpoint} has {show(a_value)}, {pl.b.endpoint} has {show(b_value)}",
+            f"{label or field} mismatch: {pl.a.endpoint} has {show(a_value)}, {pl.b.endpoint} has {show(b_value)}",
             field,
             a_value,
             b_value,
