@@ -137,6 +137,10 @@ def test_twin_generate_and_demo(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "t" / "truth.json").is_file()
+    eos = runner.invoke(app, ["twin", "generate", "--gpus", "64", "--out", str(tmp_path / "e"), "--switch-os", "eos"])
+    assert eos.exit_code == 0 and (tmp_path / "e/switches/spine01/eos/running-config.txt").is_file()
+    wrong = runner.invoke(app, ["twin", "generate", "--gpus", "64", "--out", str(tmp_path / "w"), "--switch-os", "ios"])
+    assert wrong.exit_code == 2 and "unknown switch OS 'ios'" in wrong.output
     bad = runner.invoke(app, ["twin", "generate", "--gpus", "64", "--out", str(tmp_path / "u"), "--scenario", "x"])
     assert bad.exit_code == 2 and "unknown scenario" in bad.output
     demo = runner.invoke(app, ["demo", "--out", str(tmp_path / "d")])

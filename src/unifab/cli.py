@@ -293,21 +293,26 @@ def twin_generate(
         typer.Option(help="Misconfiguration to inject (repeatable); see `unifab twin scenarios`."),
     ] = None,
     su_hosts: Annotated[int, typer.Option(help="Hosts per scalable unit (one leaf per rail per SU).")] = 32,
+    switch_os: Annotated[str, typer.Option(help="Switch OS: sonic, eos, nvue, or mixed (cycled by index).")] = "sonic",
 ) -> None:
     """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
 
     Example: unifab twin generate --gpus 1024 --out ./b1 --seed 7 --scenario pfc-mismatch --scenario ecn-off
+
+    Example: unifab twin generate --gpus 512 --out ./b2 --switch-os mixed
     """
     from unifab.errors import UnifabError
     from unifab.twin.generate import generate
 
     try:
-        result = generate(out, gpus, seed, tuple(scenario or ()), su_hosts)
+        result = generate(out, gpus, seed, tuple(scenario or ()), su_hosts, switch_os)
     except UnifabError as exc:
         _fail(str(exc))
+    skipped = result.truth.get("skipped", [])
     _console().print(
         f"wrote {result.root}: {result.hosts} hosts, {result.switches} switches, "
         f"{len(result.truth['misconfigurations'])} injected misconfigurations"
+        + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
     )
 
 
