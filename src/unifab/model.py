@@ -176,6 +176,7 @@ class Nic:
     driver: str | None = None  # kernel driver: "mlx5_core", "bnxt_en"
     driver_version: str | None = None  # /sys/module/<driver>/version (MLNX_OFED, vendor drivers)
     pcie: PcieLink | None = None
+    global_pause: tuple[bool, bool] | None = None  # 802.3x (rx, tx) from ethtool -a; None when not collected
 
     @property
     def id(self) -> str:

@@ -160,3 +160,15 @@ def test_pfc_watchdog_missing(make_fabric: FabricFactory) -> None:
 def test_pfc_watchdog_on_other_priority_only(make_fabric: FabricFactory) -> None:
     [finding] = run_checks(make_fabric(port_qos={2: {"pfcwd_priorities": frozenset({4})}}))
     assert "priorities [3] unwatched" in finding.message
+
+
+def test_global_pause_on_a_pfc_link(make_fabric: FabricFactory) -> None:
+    counters = {"ethtool:rx_pause_ctrl_phy": 12, "ethtool:tx_pause_ctrl_phy": 0}
+    [finding] = run_checks(make_fabric(nic={3: {"global_pause": (True, True), "counters": counters}}))
+    assert finding.check == "QOS-GLOBAL-PAUSE" and finding.severity is Severity.ERROR
+    assert finding.evidence["a"]["pause_frames"] == {"rx_pause_ctrl_phy": 12, "tx_pause_ctrl_phy": 0}
+    assert finding.fix[0].commands == ("ethtool -A eth0 autoneg off rx off tx off",)
+
+
+def test_global_pause_off_or_unknown_is_clean(make_fabric: FabricFactory) -> None:
+    assert run_checks(make_fabric(nic={3: {"global_pause": (False, False)}, 4: {"global_pause": None}})) == []

@@ -99,6 +99,7 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
         "\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\t\t\tport_lmc:\t\t0x00\n"
         "\t\t\tlink_layer:\t\tEthernet\n",
     ),
+    "ethtool-a": ("Pause parameters for eth3:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n",),
     "ethtool-S": ("NIC statistics:\n     rx_packets: 91\n     rx_prio3_pause: 7\n     tx_prio3_pause: 2\n",),
     "sysfs-cc-params": ("np_cnp_dscp: 48\nnp_cnp_prio: 6\nrp_gd: 11\n",),
     "roce-tos": ("ports/1/default_roce_tos: 106\nports/1/default_roce_mode: RoCE v2\n",),

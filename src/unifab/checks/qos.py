@@ -244,6 +244,35 @@ def check_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
+PAUSE_COUNTERS = ("ethtool:rx_pause_ctrl_phy", "ethtool:tx_pause_ctrl_phy")
+
+
+def check_global_pause(ctx: CheckContext) -> Iterator[Finding]:
+    """802.3x link-level pause must be off on a NIC whose link runs PFC."""
+    for lk in ctx.nic_links:
+        nic = lk.nic
+        if nic.global_pause is None or not any(nic.global_pause):
+            continue
+        pfc = nic.qos.pfc_enabled if nic.qos else frozenset()
+        port_pfc = lk.port.qos.pfc_enabled if lk.port.qos else frozenset()
+        if not (pfc or port_pfc):
+            continue  # a lossy-only link may use global pause on purpose
+        rx, tx = nic.global_pause
+        frames = {name.removeprefix("ethtool:"): nic.counters[name] for name in PAUSE_COUNTERS if name in nic.counters}
+        yield link_finding(
+            "QOS-GLOBAL-PAUSE",
+            Severity.ERROR,
+            lk,
+            f"{nic.endpoint} has 802.3x global pause on (rx {'on' if rx else 'off'}, tx {'on' if tx else 'off'}) "
+            f"on a PFC link",
+            {"global_pause": {"rx": rx, "tx": tx}, "pfc_enabled": sorted(pfc), "pause_frames": frames},
+            {"pfc_enabled": sorted(port_pfc)},
+            [Fix(nic.host, (nic_mlx5.global_pause_off(nic.netdev),))],
+            "a global pause stops every class of the link, lossy and CNP traffic included, and spreads congestion "
+            "beyond the RoCE class PFC was set up to protect",
+        )
+
+
 CHECKS = (
     CheckSpec(
         "QOS-TRUST",
@@ -280,6 +309,13 @@ CHECKS = (
         "may treat as lossy.",
         "Write the fabric's tclass to /sys/class/infiniband/<dev>/tc/1/traffic_class (or clear it).",
         check_tc_override,
+    ),
+    CheckSpec(
+        "QOS-GLOBAL-PAUSE",
+        "802.3x global pause is on where PFC runs",
+        "Link-level pause freezes every class, not just RoCE: CNPs and lossy traffic stall behind it.",
+        "Turn global pause off on the NIC (ethtool -A <if> rx off tx off) and the switch port; keep PFC.",
+        check_global_pause,
     ),
     CheckSpec(
         "QOS-PFCWD",

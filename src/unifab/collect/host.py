@@ -14,6 +14,7 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``cmd/show_gids.txt``                              GIDs
 ``cmd/ibv_devinfo.txt``                            fw_ver, vendor_part_id, board_id, link layer, state, active MTU
 ``cmd/ethtool-S/<netdev>.txt``                     counters ``ethtool:<name>``
+``cmd/ethtool-a/<netdev>.txt``                     802.3x global pause (``ethtool -a``)
 ``cmd/ethtool-m/<netdev>.txt``                     the transceiver
 ``cmd/rdma-statistic.txt``                         counters ``rdma:<name>`` the sysfs tree lacks
 ``cmd/lspci-vvv.txt``                              PCIe link of NICs and GPUs, NUMA node, driver, ACS on bridges
@@ -66,6 +67,7 @@ from unifab.parse.host import (
     bnxt_qos,
     cc_params,
     ethtool_module,
+    ethtool_pause,
     ethtool_stats,
     hw_counters,
     ibdev2netdev,
@@ -105,6 +107,7 @@ LLDPCLI = "cmd/lldpcli.json"
 MLNX_QOS_DIR = "cmd/mlnx_qos"
 BNXT_QOS_DIR = "cmd/bnxt-qos"
 ETHTOOL_S_DIR = "cmd/ethtool-S"
+ETHTOOL_A_DIR = "cmd/ethtool-a"
 ETHTOOL_M_DIR = "cmd/ethtool-m"
 SYS_NET = "sys/class/net"
 SYS_IB = "sys/class/infiniband"
@@ -343,7 +346,12 @@ class _HostReader:
             driver=driver,
             driver_version=self.parse(f"{SYS_MODULE}/{driver}/version", parse_word) if driver else None,
             pcie=_pcie(pci) if pci else None,
+            global_pause=self._pause(netdev),
         )
+
+    def _pause(self, netdev: str) -> tuple[bool, bool] | None:
+        pause = self.parse(f"{ETHTOOL_A_DIR}/{netdev}.txt", ethtool_pause.parse)
+        return None if pause is None else (pause.rx, pause.tx)
 
     def _counters(
         self,

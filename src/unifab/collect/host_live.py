@@ -77,6 +77,7 @@ def nic_commands(netdev: str, driver: str | None) -> tuple[Command, ...]:
         qos,
         Command(f"{layout.ETHTOOL_S_DIR}/{netdev}.txt", ("ethtool", "-S", netdev)),
         Command(f"{layout.ETHTOOL_M_DIR}/{netdev}.txt", ("ethtool", "-m", netdev)),
+        Command(f"{layout.ETHTOOL_A_DIR}/{netdev}.txt", ("ethtool", "-a", netdev)),
     )
 
 

@@ -113,6 +113,7 @@ FORMATS: dict[str, Format] = {
             tree=True,
         ),
         Format("rdma-statistic", "unifab.parse.host.rdma_statistic", "rdma statistic show / mode output"),
+        Format("ethtool-a", "unifab.parse.host.ethtool_pause", "ethtool -a <if>: 802.3x global pause settings"),
         Format("ethtool-S", "unifab.parse.host.ethtool_stats", "ethtool -S <if> output (flat counter map)"),
         Format(
             "sysfs-cc-params",

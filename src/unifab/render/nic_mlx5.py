@@ -34,3 +34,7 @@ def traffic_class(rdma_dev: str, tclass: int, port: int = 1) -> str:
 
 def cable_len(netdev: str, metres: int) -> str:
     return f"mlnx_qos -i {netdev} --cable_len {metres}"
+
+
+def global_pause_off(netdev: str) -> str:
+    return f"ethtool -A {netdev} autoneg off rx off tx off"
