@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from unifab.checks.context import CheckContext
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.registry import CheckSpec
-from unifab.model import Finding, Fix, QueueQos, Severity
+from unifab.model import Finding, Fix, Port, QueueQos, Severity
 from unifab.render import nic_mlx5
 
 NO_CC = (
@@ -36,30 +36,60 @@ def _queue_evidence(index: int, queue: QueueQos | None) -> dict[str, object]:
     }
 
 
+def _roce_queue(port: Port, tc: int) -> tuple[int, QueueQos | None]:
+    assert port.qos is not None
+    index = port.qos.tc_to_queue.get(tc, tc)
+    return index, port.qos.queues.get(index)
+
+
 def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
-    """The switch must ECN-mark the RoCE queue on its egress toward every NIC."""
+    """The switch must ECN-mark the RoCE queue on every egress: toward each NIC and on each switch link."""
     base = ctx.baseline
-    if base.switch_roce_tc is None:
+    tc = base.switch_roce_tc
+    if tc is None:
         return
+    profile = base.roce_wred_profile or "AZURE_LOSSLESS"
+    thresholds = base.roce_ecn_thresholds or (150_000, 1_500_000)  # NVIDIA's RoCE default
     for lk in ctx.nic_links:
-        port_q = lk.port.qos
-        if port_q is None or lk.nic.qos is None:
+        if lk.port.qos is None or lk.nic.qos is None:
             continue
-        index = port_q.tc_to_queue.get(base.switch_roce_tc, base.switch_roce_tc)
-        queue = port_q.queues.get(index)
+        index, queue = _roce_queue(lk.port, tc)
         if queue is not None and queue.ecn_enabled:
             continue
-        profile = base.roce_wred_profile or "AZURE_LOSSLESS"
-        thresholds = base.roce_ecn_thresholds or (150_000, 1_500_000)  # NVIDIA's RoCE default
         yield link_finding(
             "QOS-ECN-OFF",
             Severity.ERROR,
             lk,
             f"{lk.port.endpoint} does not ECN-mark RoCE queue {index} toward {lk.nic.endpoint}",
             {"roce_priority": base.nic_roce_prio},
-            {"tc": base.switch_roce_tc, **_queue_evidence(index, queue)},
+            {"tc": tc, **_queue_evidence(index, queue)},
             [Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_ecn(lk.port.name, index, profile, *thresholds))],
             NO_CC,
+        )
+    for pl in ctx.port_links:
+        if pl.a.qos is None or pl.b.qos is None:
+            continue
+        (a_index, a_queue), (b_index, b_queue) = _roce_queue(pl.a, tc), _roce_queue(pl.b, tc)
+        ends = ((pl.a, a_index, a_queue), (pl.b, b_index, b_queue))
+        silent = [(port, index) for port, index, queue in ends if queue is None or not queue.ecn_enabled]
+        if not silent:
+            continue
+        yield Finding(
+            check="QOS-ECN-OFF",
+            severity=Severity.ERROR,
+            subject={"kind": "link", "a": str(pl.a.endpoint), "b": str(pl.b.endpoint)},
+            message="no ECN marking on RoCE queue of "
+            + ", ".join(f"{port.endpoint} (queue {index})" for port, index in silent),
+            evidence={
+                "a": {"device": pl.a.switch, "port": pl.a.id, "tc": tc, **_queue_evidence(a_index, a_queue)},
+                "b": {"device": pl.b.switch, "port": pl.b.id, "tc": tc, **_queue_evidence(b_index, b_queue)},
+            },
+            fix=tuple(
+                Fix(port.switch, ctx.cli(port.switch).queue_ecn(port.name, index, profile, *thresholds))
+                for port, index in silent
+            ),
+            impact={"summary": NO_CC, **ctx.path_impact(pl)},
+            entities=(pl.link.id,),
         )
 
 

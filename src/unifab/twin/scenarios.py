@@ -365,6 +365,16 @@ def uplink_mtu(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def uplink_ecn(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-ECN-OFF: one end of a leaf-spine link without ECN marking on the RoCE queue."""
+    out = []
+    for up in pick.uplinks_for("uplink-ecn"):
+        side, port = _uplink_end(pick, up)
+        port.roce_queue_ecn = False
+        out.append(_uplink_truth("QOS-ECN-OFF", up, side, f"{side} end without ECN on the RoCE queue"))
+    return out
+
+
 def uplink_pfc(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-PFC-MISMATCH: one end of a leaf-spine link with PFC off."""
     out = []
@@ -395,5 +405,6 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-fec": uplink_fec,
     "uplink-mtu": uplink_mtu,
     "uplink-pfc": uplink_pfc,
+    "uplink-ecn": uplink_ecn,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")
