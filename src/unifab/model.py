@@ -237,6 +237,7 @@ class QueueQos:
     ecn_max_probability: int | None = None  # percent
     weight: int | None = None
     scheduler: str | None = None  # the switch's name for the scheduler profile
+    ecn_configured: str | None = None  # thresholds as configured when their unit has no settled byte size
 
 
 @dataclass(frozen=True, slots=True)

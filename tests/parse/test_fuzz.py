@@ -26,6 +26,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
         "host/lldpcli_neighbors_details_host.keyvalue.txt",
     ),
     "sonic-config-db": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
+    "sonic-tables": ("switch/sonic/sonic_config_db_mock_sn3800_qos_subset.json",),
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
@@ -48,6 +49,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "xid": ("host/dmesg_xid119_gsp_rpc_timeout_xe9680_h100.log",),
     "nccl-topo": ("host/nccl_topo_dump_8xa100_4cx6_bond.xml", "host/nccl_topo_file_azure_ndv5_h100.xml"),
     "eos-config": ("switch/eos/eos_avd_intended_qos.cfg", "switch/eos/eos_rocm_doc_arista7388_roce_dcqcn.cfg"),
+    "eos-config-raw": ("switch/eos/eos_avd_intended_ethernet_interfaces_pfc_excerpt.cfg",),
     "eos-json": ("switch/eos/eos_show_lldp_neighbors_detail.json", "switch/eos/eos_show_interfaces_vEOS.json"),
     "junos-lldp": (
         "switch/junos/junos-qfx-19.4R1.10_leaf01_show_lldp_neighbors_detail.json",
@@ -77,6 +79,10 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
     "nvue": (
+        "qos:\n  roce:\n    enable: on\n    mode: lossless\ninterface:\n  swp1-4:\n    type: swp\n    link:\n"
+        "      mtu: 9216\n      speed: 400G\n",
+    ),
+    "nvue-raw": (
         "qos:\n  roce:\n    enable: on\n    mode: lossless\ninterface:\n  swp1-4:\n    type: swp\n    link:\n"
         "      mtu: 9216\n      speed: 400G\n",
     ),

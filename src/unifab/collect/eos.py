@@ -168,7 +168,16 @@ def _queue(index: int, q: eos_config.EosQueue | None, profile: str | None) -> Qu
         ecn_max_probability=q.max_mark_probability if marks else None,
         weight=None if q.strict else q.bandwidth_percent,
         scheduler=None,
+        ecn_configured=_configured(q) if marks else None,
     )
+
+
+def _configured(q: eos_config.EosQueue) -> str | None:
+    """``min .. max`` as configured, when a unit (segments, kbytes, time) keeps them out of bytes."""
+    low, high = q.min_threshold, q.max_threshold
+    if low is None or high is None or low.unit == high.unit == "bytes":
+        return None
+    return f"{low.value} {low.unit} .. {high.value} {high.unit}"
 
 
 def _sched(strict: bool) -> str:

@@ -14,9 +14,10 @@ class Format:
     module: str
     summary: str
     tree: bool = False  # accepts a directory (module has ``parse_tree(files, source)``)
+    function: str = "parse"
 
     def parser(self) -> Callable[[str, str], Any]:
-        parse: Callable[[str, str], Any] = importlib.import_module(self.module).parse
+        parse: Callable[[str, str], Any] = getattr(importlib.import_module(self.module), self.function)
         return parse
 
     def tree_parser(self) -> Callable[[dict[str, str], str], Any]:
@@ -47,17 +48,23 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             "sonic-config-db",
-            "unifab.parse.switch.sonic_config_db",
-            "SONiC CONFIG_DB (any shape), normalized",
+            "unifab.collect.switch_view",
+            "SONiC CONFIG_DB (any shape) as the vendor-neutral per-port view the checks read",
+            function="parse_sonic",
         ),
+        Format("sonic-tables", "unifab.parse.switch.sonic_config_db", "SONiC CONFIG_DB tables, shape-normalized"),
         Format("sonic-qos", "unifab.parse.switch.sonic_qos", "SONiC CONFIG_DB resolved to per-port QoS"),
         Format("cabling-csv", "unifab.parse.plan.cabling", "plan/cabling.csv"),
         Format(
             "junos-lldp", "unifab.parse.switch.junos", "Junos show lldp neighbors [detail] (| display json, or CLI)"
         ),
         Format(
-            "eos-config", "unifab.parse.switch.eos_config", "Arista EOS running-config, resolved to per-interface QoS"
+            "eos-config",
+            "unifab.collect.switch_view",
+            "Arista EOS running-config as the vendor-neutral per-port view the checks read",
+            function="parse_eos",
         ),
+        Format("eos-config-raw", "unifab.parse.switch.eos_config", "Arista EOS running-config, EOS's own records"),
         Format(
             "eos-json",
             "unifab.parse.switch.eos_json",
@@ -73,8 +80,12 @@ FORMATS: dict[str, Format] = {
             "SONiC STATE_DB: oper speed, MTU, FEC, buffer limits",
         ),
         Format(
-            "nvue", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, resolved to per-interface QoS"
+            "nvue",
+            "unifab.collect.switch_view",
+            "Cumulus NVUE nv config show -o yaml as the vendor-neutral per-port view the checks read",
+            function="parse_nvue",
         ),
+        Format("nvue-raw", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, NVUE's own records"),
         Format("slurm-jobs", "unifab.parse.sched.slurm_jobs", "squeue [--json] / scontrol show job / slurmrestd jobs"),
         Format(
             "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
