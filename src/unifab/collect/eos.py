@@ -228,6 +228,8 @@ def eos_lldp_links(name: str, eos_dir: Path, problems: Problems) -> list[Link]:
     for local, entries in neighbors.interfaces.items():
         for nb in entries:
             remote_port = nb.port_id if nb.port_id_type in LLDP_PORT_ID_TYPES else nb.port_description
+            if remote_port and remote_port.isdigit() and nb.port_description:
+                remote_port = nb.port_description  # Junos sends its SNMP ifIndex as a "local" id, the name as descr
             system = nb.system_name.split(".")[0] if nb.system_name else None
             if system and remote_port:
                 links.append(Link(Endpoint(name, local), Endpoint(system, remote_port), frozenset({"lldp"})))

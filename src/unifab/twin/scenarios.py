@@ -334,55 +334,52 @@ def _uplink_end(pick: Picker, up: Uplink) -> tuple[str, TwinPort]:
     return ("leaf", up.leaf_port) if _either(pick) else ("spine", up.spine_port)
 
 
-def uplink_speed(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """LINK-SPEED: one end of a leaf-spine link set to 200G."""
-    out = []
-    for up in pick.uplinks_for("uplink-speed"):
-        side, port = _uplink_end(pick, up)
-        port.speed_mbps = 200_000
-        out.append(_uplink_truth("LINK-SPEED", up, side, f"{side} end at 200G"))
-    return out
+def _uplink_scenario(
+    name: str,
+    check: str,
+    doc: str,
+    breaks: Callable[[TwinPort], str],
+    where: Callable[[Uplink], bool] | None = None,
+) -> Callable[[Cluster, Picker], list[Truth]]:
+    """A scenario that breaks one end (leaf or spine, at random) of leaf-spine links; ``breaks`` says how."""
+
+    def scenario(cluster: Cluster, pick: Picker) -> list[Truth]:
+        out = []
+        for up in pick.uplinks_for(name, where):
+            side, port = _uplink_end(pick, up)
+            out.append(_uplink_truth(check, up, side, f"{side} end {breaks(port)}"))
+        return out
+
+    scenario.__doc__ = f"{check}: one end of a leaf-spine link {doc}."
+    return scenario
 
 
-def uplink_fec(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """LINK-FEC: one end of a leaf-spine link with FEC off."""
-    out = []
-    # FEC is read from SONiC PORT.fec; the EOS and NVUE readers do not carry it yet
-    for up in pick.uplinks_for("uplink-fec", where=lambda up: up.leaf.os == up.spine.os == "sonic"):
-        side, port = _uplink_end(pick, up)
-        port.fec = "none"
-        out.append(_uplink_truth("LINK-FEC", up, side, f"{side} end with FEC none"))
-    return out
+def _set(port: TwinPort, field: str, value: object, said: str) -> str:
+    setattr(port, field, value)
+    return said
 
 
-def uplink_mtu(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-MTU: one end of a leaf-spine link at MTU 1500."""
-    out = []
-    for up in pick.uplinks_for("uplink-mtu"):
-        side, port = _uplink_end(pick, up)
-        port.mtu = 1500
-        out.append(_uplink_truth("QOS-MTU", up, side, f"{side} end at MTU 1500"))
-    return out
-
-
-def uplink_ecn(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-ECN-OFF: one end of a leaf-spine link without ECN marking on the RoCE queue."""
-    out = []
-    for up in pick.uplinks_for("uplink-ecn"):
-        side, port = _uplink_end(pick, up)
-        port.roce_queue_ecn = False
-        out.append(_uplink_truth("QOS-ECN-OFF", up, side, f"{side} end without ECN on the RoCE queue"))
-    return out
-
-
-def uplink_pfc(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-PFC-MISMATCH: one end of a leaf-spine link with PFC off."""
-    out = []
-    for up in pick.uplinks_for("uplink-pfc"):
-        side, port = _uplink_end(pick, up)
-        port.pfc = set()
-        out.append(_uplink_truth("QOS-PFC-MISMATCH", up, side, f"{side} end with PFC off"))
-    return out
+uplink_speed = _uplink_scenario(
+    "uplink-speed", "LINK-SPEED", "set to 200G", lambda p: _set(p, "speed_mbps", 200_000, "at 200G")
+)
+# FEC is read from SONiC PORT.fec; the EOS and NVUE readers do not carry it yet
+uplink_fec = _uplink_scenario(
+    "uplink-fec",
+    "LINK-FEC",
+    "with FEC off",
+    lambda p: _set(p, "fec", "none", "with FEC none"),
+    where=lambda up: up.leaf.os == up.spine.os == "sonic",
+)
+uplink_mtu = _uplink_scenario("uplink-mtu", "QOS-MTU", "at MTU 1500", lambda p: _set(p, "mtu", 1500, "at MTU 1500"))
+uplink_ecn = _uplink_scenario(
+    "uplink-ecn",
+    "QOS-ECN-OFF",
+    "without ECN marking on the RoCE queue",
+    lambda p: _set(p, "roce_queue_ecn", False, "without ECN on the RoCE queue"),
+)
+uplink_pfc = _uplink_scenario(
+    "uplink-pfc", "QOS-PFC-MISMATCH", "with PFC off", lambda p: _set(p, "pfc", set(), "with PFC off")
+)
 
 
 # Switch-wide scenarios come first so per-link ones avoid their leaves (see Picker).
