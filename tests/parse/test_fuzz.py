@@ -33,10 +33,22 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "slurm-jobs": (
         "scheduler/slurm_squeue.json",
         "scheduler/slurm_squeue.txt",
+        "scheduler/slurm_squeue_custom_format.txt",
+        "scheduler/slurm_scontrol_show_job_all_oneliner.txt",
         "scheduler/slurm_scontrol_show_job_detail.txt",
+        "scheduler/slurm_scontrol_show_job_pending.txt",
+        "scheduler/slurmrestd_25.05_v0.0.41_job_gpus_multi_nodes.json",
         "scheduler/slurmrestd_25.11_v0.0.44_job_gpus_multi_nodes.json",
     ),
-    "slurm-nodes": ("scheduler/slurm_sinfo.json", "scheduler/slurm_scontrol_show_node_oneliner.txt"),
+    "slurm-nodes": (
+        "scheduler/slurm_sinfo.json",
+        "scheduler/slurm_sinfo_Nl.txt",
+        "scheduler/slurm_sinfo_R.txt",
+        "scheduler/slurm_scontrol_show_node_oneliner.txt",
+        "scheduler/slurm_scontrol_show_node_drained.txt",
+        "scheduler/slurmrestd_25.11_v0.0.44_node_drain.json",
+        "scheduler/slurmrestd_25.11_v0.0.44_node_gpus_allocated.json",
+    ),
     "sonic-counters-db": ("switch/sonic/sonic_counters_db_mock_pfc_queue_pg.json",),
     "sonic-lldp": ("switch/sonic/sonic_appl_db_lldp_entry_table_subset.json",),
     "sonic-state-db": ("switch/sonic/sonic_state_db_mock_buffer_port_subset.json",),
@@ -92,6 +104,14 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
         '        value: "106"\n  status:\n    phase: Running\n',
     ),
     "hostlist": ("dgx-h100-[001-004],dgx-h100-006\nrack[1-2]-n[1-2] gpu-[001-004,010]\n",),
+    "job-env": (
+        "SLURM_JOB_ID=1\0NCCL_IB_TC=106\0NCCL_IB_HCA=^=mlx5_0:1\0",
+        "Environment used for 1\n-----\nNCCL_IB_TC=106\nBASH_FUNC_x%%=() {\n echo\n}\n",
+    ),
+    "batch-script": (
+        "#!/bin/bash\n#SBATCH --export=ALL,NCCL_DEBUG=INFO\nTC=106\nexport NCCL_IB_TC=$TC\n"
+        'export NCCL_IB_HCA="=mlx5_0:1,mlx5_3:1"\nNCCL_IB_SL=3 srun python train.py\n',
+    ),
     "nvidia-smi-topo": (
         "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\tPIX\t0-55\t0\t\tN/A\n"
         "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\nNIC0\tPIX\tSYS\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n",

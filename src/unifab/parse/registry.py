@@ -91,6 +91,18 @@ FORMATS: dict[str, Format] = {
             "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
         ),
         Format("k8s-pods", "unifab.parse.sched.k8s_pods", "kubectl get pods -o json|yaml, pods grouped into jobs"),
+        Format(
+            "job-env",
+            "unifab.parse.sched.nccl_env",
+            "a rank's environment: /proc/<pid>/environ or sacct --env-vars",
+            function="parse_env",
+        ),
+        Format(
+            "batch-script",
+            "unifab.parse.sched.nccl_env",
+            "the exports of a Slurm batch script",
+            function="parse_script",
+        ),
         Format("hostlist", "unifab.parse.sched.hostlist", "Slurm hostlist expressions (scontrol show hostnames)"),
         Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
         Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
