@@ -30,6 +30,16 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "eos-cli": (
+        "switch/eos/ntc_arista_eos_show_interfaces.raw",
+        "switch/eos/ntc_arista_eos_show_interfaces_status.raw",
+        "switch/eos/ntc_arista_eos_show_lldp_neighbors.raw",
+        "switch/eos/ntc_arista_eos_show_lldp_neighbors_detail.raw",
+    ),
+    "sonic-cli": ("switch/sonic/dell_enterprise_sonic_cli_z9664_roce_excerpt.cfg",),
+    "avd-qos": ("switch/eos/eos_avd_qos_input_hostvars.yml",),
+    "sonic-appl-buffers": ("switch/sonic/sonic_appl_db_buffer_tables_subset.json",),
+    "sonic-asic-table": ("switch/sonic/sonic_mellanox_asic_table_params.json",),
     "slurm-jobs": (
         "scheduler/slurm_squeue.json",
         "scheduler/slurm_squeue.txt",

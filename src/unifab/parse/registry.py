@@ -104,6 +104,13 @@ FORMATS: dict[str, Format] = {
             function="parse_script",
         ),
         Format("hostlist", "unifab.parse.sched.hostlist", "Slurm hostlist expressions (scontrol show hostnames)"),
+        Format("eos-cli", "unifab.parse.switch.eos_cli_text", "Arista EOS CLI text: show interfaces [status], lldp"),
+        Format("sonic-cli", "unifab.parse.switch.sonic_cli", "Dell Enterprise SONiC sonic-cli running-configuration"),
+        Format("avd-qos", "unifab.parse.switch.avd_qos", "Arista AVD structured config YAML: QoS maps, profiles"),
+        Format("sonic-appl-buffers", "unifab.parse.switch.sonic_appl_buffers", "SONiC APPL_DB buffer tables"),
+        Format(
+            "sonic-asic-table", "unifab.parse.switch.sonic_asic_table", "SONiC Mellanox ASIC_TABLE headroom parameters"
+        ),
         Format("junos-interfaces", "unifab.parse.switch.junos", "Junos show interfaces (| display json, or CLI text)"),
         Format("nxos-lldp", "unifab.parse.switch.nxos", "NX-OS show lldp neighbors | json native, or detail text"),
         Format("nxos-interfaces", "unifab.parse.switch.nxos", "NX-OS show interface brief | json native, or text"),
