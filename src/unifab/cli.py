@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from unifab.cli_agent import agent_app
+from unifab.cli_topo import topo_app
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,6 +37,7 @@ twin_app = typer.Typer(
 )
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
 app.add_typer(agent_app, name="agent", no_args_is_help=True)
+app.add_typer(topo_app, name="topo", no_args_is_help=True)
 
 
 class OutputFormat(enum.StrEnum):

@@ -26,8 +26,9 @@ def test_twin_bundle_reads_without_input_findings(twin_bundle: Path) -> None:
     # 8 leaves (one per rail) + 8 spines; host links seen by LLDP and in the plan merge into one
     assert len(fabric.switches) == 16
     host_links = [lk for lk in fabric.links if lk.a.node in fabric.hosts]
-    assert len(host_links) == 128
-    assert all(lk.sources == {"lldp", "plan"} for lk in host_links)
+    assert sum("plan" in lk.sources for lk in host_links) == 128
+    # the cabling scenarios (miswire, rail-swap, missing-cable) leave a few cables seen by one view only
+    assert sum(lk.sources == {"lldp", "plan"} for lk in host_links) >= 120
 
 
 def test_missing_bundle_is_a_clear_error(tmp_path: Path) -> None:

@@ -30,6 +30,11 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
     "show_gids": ("host/show_gids_husky.txt",),
+    "ip-monitor": ("host/link_flap_carrier_changes_ip_monitor.txt",),
+    "lldpcli-xml": ("host/lldpcli_neighbors_details_host.xml",),
+    "nccl-debug": ("host/nccl_debug_net_ib_using.txt",),
+    "nvlink-status": ("host/nvidia_smi_nvlink_status_a100.txt",),
+    "ibnetdiscover": ("ib/ibnetdiscover_sim_rail_clean.txt",),
     "eos-cli": (
         "switch/eos/ntc_arista_eos_show_interfaces.raw",
         "switch/eos/ntc_arista_eos_show_interfaces_status.raw",

@@ -33,6 +33,7 @@ CHECK_MODULES = (
     "unifab.checks.headroom",
     "unifab.checks.link",
     "unifab.checks.jobs",
+    "unifab.checks.topology",
 )
 
 INPUT_CHECKS = (

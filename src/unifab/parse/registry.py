@@ -86,6 +86,7 @@ FORMATS: dict[str, Format] = {
             function="parse_nvue",
         ),
         Format("nvue-raw", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, NVUE's own records"),
+        Format("ibnetdiscover", "unifab.parse.ib.ibnetdiscover", "ibnetdiscover topology file (InfiniBand)"),
         Format("slurm-jobs", "unifab.parse.sched.slurm_jobs", "squeue [--json] / scontrol show job / slurmrestd jobs"),
         Format(
             "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
@@ -134,6 +135,10 @@ FORMATS: dict[str, Format] = {
         Format(
             "nccl-topo", "unifab.parse.host.nccl_topo", "NCCL topology XML (NCCL_TOPO_DUMP_FILE dump or NCCL_TOPO_FILE)"
         ),
+        Format("ip-monitor", "unifab.parse.host.ip_monitor", "ip -ts monitor link events + carrier counters"),
+        Format("lldpcli-xml", "unifab.parse.host.lldpcli_xml", "lldpcli -f xml show neighbors details"),
+        Format("nccl-debug", "unifab.parse.host.nccl_debug", "NCCL_DEBUG=INFO log: NET/IB and NET/Socket selection"),
+        Format("nvlink-status", "unifab.parse.host.nvlink_status", "nvidia-smi nvlink --status"),
         Format("show_gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
         Format("ibv_devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
         Format(

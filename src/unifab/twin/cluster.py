@@ -9,7 +9,7 @@ run SONiC. Scenarios mutate this state; the writer renders it in the devices' re
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 GPUS_PER_HOST = 8
 RAILS = 8
@@ -43,6 +43,7 @@ class TwinNic:
     rp_enabled: set[int] = field(default_factory=lambda: set(range(8)))
     tclass: int | None = ROCE_TCLASS
     trust: str = "dscp"
+    global_pause: bool = False  # 802.3x rx/tx pause (ethtool -A)
     cable_len_m: int = int(HOST_CABLE_M)
     speed_mbps: int = HOST_SPEED_MBPS
     port_state: str = "ACTIVE"  # RDMA port state (sysfs ports/1/state, ibv_devinfo)
@@ -133,6 +134,20 @@ class Cluster:
     switches: dict[str, TwinSwitch]
     su_hosts: int
     jobs: list[TwinJob] = field(default_factory=list)
+    # Real cabling where it differs from the plan (the ports' peer_node/peer_port): (node, port) -> the
+    # (node, port) really cabled there, or None for no cable. Topology scenarios set both ends.
+    actual: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)
+
+    def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
+        """Where the cable at ``node:port`` really goes: the plan's ``planned`` end unless a scenario moved it."""
+        return self.actual.get((node, port), planned)
+
+    def cabled_port(self, switch: str, port: TwinPort) -> TwinPort | None:
+        """``port`` with its peer set to the real cabling (for LLDP writers), ``None`` when nothing is cabled."""
+        peer = self.actual_peer(switch, port.name, (port.peer_node, port.peer_port))
+        if peer is None:
+            return None
+        return port if peer == (port.peer_node, port.peer_port) else replace(port, peer_node=peer[0], peer_port=peer[1])
 
     def leaves(self) -> list[TwinSwitch]:
         return [s for s in self.switches.values() if s.role == "leaf"]

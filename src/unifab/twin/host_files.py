@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from unifab.parse.host import (
+    ethtool_pause,
     ethtool_stats,
     hw_counters,
     ibdev2netdev,
@@ -34,6 +35,7 @@ from unifab.parse.host import (
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
+from unifab.twin.host_extra_files import write_host_extras
 
 FW_VER = "28.39.1002"  # ConnectX-7 firmware
 VENDOR_PART_ID = 4129  # ConnectX-7
@@ -121,7 +123,11 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
         _write_files(
             root / "sys" / "kernel" / "config" / "rdma_cm" / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode)
         )
-        leaf, port = _leaf_port(cluster, nic)
+        planned_leaf, planned_port = _leaf_port(cluster, nic)
+        peer = cluster.actual_peer(nic.host, nic.netdev, (planned_leaf.name, planned_port))
+        if peer is None:  # no cable: lldpd has no neighbor on this port
+            continue
+        leaf, port = cluster.switches[peer[0]], peer[1]
         neighbors.append(
             lldpcli.LldpNeighbor(
                 local_port=nic.netdev,
@@ -141,6 +147,10 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
             )
         )
     write_text(root / "cmd" / "lldpcli.json", lldpcli.render_json0(neighbors))
+    for nic in nics:
+        pause = ethtool_pause.PauseParams(nic.netdev, autoneg=False, rx=nic.global_pause, tx=nic.global_pause)
+        write_text(root / "cmd" / "ethtool-a" / f"{nic.netdev}.txt", ethtool_pause.render(pause))
+    write_host_extras(cluster, root, nics)
 
 
 def _leaf_port(cluster: Cluster, nic: TwinNic) -> tuple[TwinSwitch, str]:

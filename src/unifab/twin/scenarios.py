@@ -12,131 +12,13 @@ that the fabric's majority (its baseline) shows up against.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from unifab.errors import UsageError
-from unifab.model import Endpoint, link_id
-from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinNic, TwinPort, TwinSwitch
+from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
+from unifab.twin.picker import HostLink, Picker, Truth, Uplink
+from unifab.twin.topology_scenarios import TOPOLOGY_SCENARIOS
 
-Truth = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class HostLink:
-    nic: TwinNic
-    leaf: TwinSwitch
-    port: TwinPort
-
-    @property
-    def id(self) -> str:
-        return link_id(Endpoint(self.nic.host, self.nic.netdev), Endpoint(self.leaf.name, self.port.name))
-
-    def subject(self) -> dict[str, str]:
-        return {"kind": "link", "a": f"{self.nic.host}:{self.nic.netdev}", "b": f"{self.leaf.name}:{self.port.name}"}
-
-
-@dataclass(frozen=True, slots=True)
-class Uplink:
-    """A leaf port cabled to a spine port, both ends as twin ports."""
-
-    leaf: TwinSwitch
-    leaf_port: TwinPort
-    spine: TwinSwitch
-    spine_port: TwinPort
-
-    @property
-    def id(self) -> str:
-        return link_id(Endpoint(self.leaf.name, self.leaf_port.name), Endpoint(self.spine.name, self.spine_port.name))
-
-    def subject(self) -> dict[str, str]:
-        return {
-            "kind": "link",
-            "a": f"{self.leaf.name}:{self.leaf_port.name}",
-            "b": f"{self.spine.name}:{self.spine_port.name}",
-        }
-
-
-def uplinks(cluster: Cluster) -> list[Uplink]:
-    out = []
-    for leaf in cluster.leaves():
-        for port in leaf.ports.values():
-            spine = cluster.switches.get(port.peer_node)
-            if spine is not None and spine.role == "spine":
-                out.append(Uplink(leaf, port, spine, spine.ports[port.peer_port]))
-    return out
-
-
-def host_links(cluster: Cluster) -> list[HostLink]:
-    nics = {(n.host, n.netdev): n for nics in cluster.hosts.values() for n in nics}
-    return [
-        HostLink(nics[(p.peer_node, p.peer_port)], leaf, p)
-        for leaf in cluster.leaves()
-        for p in cluster.host_ports(leaf)
-    ]
-
-
-class Picker:
-    """Hands out leaves and links so that no two injections share a target."""
-
-    def __init__(self, cluster: Cluster, rng: random.Random) -> None:
-        self.rng = rng
-        self.cluster = cluster
-        self.links = host_links(cluster)
-        self.used_links: set[str] = set()
-        self.used_leaves: set[str] = set()
-        self.uplinks = uplinks(cluster)
-        self.used_uplinks: set[str] = set()
-        self.skipped: list[dict[str, str]] = []
-
-    def _skip(self, scenario: str, why: str) -> list[Any]:
-        self.skipped.append({"scenario": scenario, "why": why})
-        return []
-
-    def per_link_count(self) -> int:
-        """Instances of a per-link scenario: one, plus one per 64 hosts."""
-        return 1 + len(self.links) // 512
-
-    def leaves(self, scenario: str) -> list[TwinSwitch]:
-        free = [leaf for leaf in self.cluster.leaves() if leaf.name not in self.used_leaves]
-        want = max(1, len(self.cluster.leaves()) // 16)
-        if len(free) <= want:
-            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
-        chosen = self.rng.sample(free, want)
-        self.used_leaves.update(leaf.name for leaf in chosen)
-        return chosen
-
-    def links_for(self, scenario: str, where: Callable[[HostLink], bool] | None = None) -> list[HostLink]:
-        """Free host links (``where`` narrows them, e.g. to leaves whose OS can express the setting)."""
-        free = [
-            lk
-            for lk in self.links
-            if lk.id not in self.used_links and lk.leaf.name not in self.used_leaves and (where is None or where(lk))
-        ]
-        want = self.per_link_count()
-        if not free and where is not None:
-            return self._skip(scenario, "no switch in this cluster runs an OS that can express it")
-        if len(free) < want:
-            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
-        chosen = self.rng.sample(free, want)
-        self.used_links.update(lk.id for lk in chosen)
-        return chosen
-
-    def uplinks_for(self, scenario: str, where: Callable[[Uplink], bool] | None = None) -> list[Uplink]:
-        free = [up for up in self.uplinks if up.id not in self.used_uplinks and (where is None or where(up))]
-        want = 1 + len(self.uplinks) // 512
-        if not free and where is not None:
-            return self._skip(scenario, "no switch link in this cluster runs an OS that can express it")
-        if len(free) < want:
-            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
-        chosen = self.rng.sample(free, want)
-        self.used_uplinks.update(up.id for up in chosen)
-        return chosen
-
-    def links_on(self, leaf: TwinSwitch) -> list[HostLink]:
-        return [lk for lk in self.links if lk.leaf is leaf]
+__all__ = ["SCENARIOS", "V1_SCENARIOS", "HostLink", "Picker", "Truth", "Uplink"]
 
 
 def _truth(check: str, lk: HostLink, side: str, detail: str) -> Truth:
@@ -305,6 +187,15 @@ def headroom_short(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def global_pause(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-GLOBAL-PAUSE: a NIC with 802.3x rx/tx pause on beside PFC."""
+    out = []
+    for lk in pick.links_for("global-pause"):
+        lk.nic.global_pause = True
+        out.append(_truth("QOS-GLOBAL-PAUSE", lk, "nic", "ethtool -A rx on tx on"))
+    return out
+
+
 def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-MTU: switch port MTU 1500 under a 9000 NIC, or a NIC at 1500."""
     out = []
@@ -397,6 +288,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "pfcwd-off": pfcwd_off,
     "cable-len": cable_len,
     "headroom-short": headroom_short,
+    "global-pause": global_pause,
     "mtu-mismatch": mtu_mismatch,
     "uplink-speed": uplink_speed,
     "uplink-fec": uplink_fec,
@@ -405,3 +297,5 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-ecn": uplink_ecn,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")
+# Cabling scenarios (miswire, missing-cable, rail-swap) take free host links after all the others.
+SCENARIOS.update(TOPOLOGY_SCENARIOS)

@@ -144,14 +144,21 @@ def config_db(switch: TwinSwitch) -> str:
 
 
 def appl_db_lldp(switch: TwinSwitch, cluster: Cluster) -> str:
-    """The switch's APPL_DB ``LLDP_ENTRY_TABLE`` as lldp_syncd writes it: what each port's neighbor sent."""
+    """The switch's APPL_DB ``LLDP_ENTRY_TABLE`` as lldp_syncd writes it: what each port's neighbor sent.
+
+    Neighbors follow the real cabling (:meth:`Cluster.actual_peer`), not the plan the ports describe.
+    """
     neighbors = []
     for name, port in sorted(switch.ports.items(), key=lambda kv: int(kv[0][8:])):
-        peer = cluster.switches.get(port.peer_node)
-        if peer is not None:
-            neighbors.append(_neighbor(name, peer.name, peer.mac, "mac", port.peer_port, "ifname", port.peer_port))
+        actual = cluster.actual_peer(switch.name, name, (port.peer_node, port.peer_port))
+        if actual is None:  # no cable on this port
             continue
-        nic = cluster.nic(port.peer_node, port.peer_port)
+        peer_node, peer_port = actual
+        peer = cluster.switches.get(peer_node)
+        if peer is not None:
+            neighbors.append(_neighbor(name, peer.name, peer.mac, "mac", peer_port, "ifname", peer_port))
+            continue
+        nic = cluster.nic(peer_node, peer_port)
         if nic is not None:  # lldpd on a host: MAC as port id, interface name as description
             neighbors.append(_neighbor(name, nic.host, nic.mac, "mac", nic.mac, "mac", nic.netdev))
     return sonic_lldp.render(neighbors)

@@ -5,20 +5,24 @@ Per host (:mod:`unifab.twin.host_files`): ``cmd/mlnx_qos/<netdev>.txt``, ``cmd/i
 ``sys/class/infiniband/<dev>/tc/1/traffic_class``. Per switch, by its OS: SONiC ``sonic/config_db.json``
 and ``sonic/appl_db.json`` (LLDP), EOS ``eos/`` running-config and eAPI JSON, NVUE ``nvue/config.yaml``.
 Plus ``plan/cabling.csv`` and the jobs in ``scheduler/``.
+
+The ports' peers are the plan (``plan/cabling.csv``, port descriptions); LLDP on every side follows the
+real cabling, which topology scenarios record in :attr:`Cluster.actual`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from unifab.parse.plan import cabling
-from unifab.twin.cluster import Cluster
+from unifab.twin.cluster import Cluster, TwinSwitch
 from unifab.twin.files import write_text
 from unifab.twin.host_files import write_host
 from unifab.twin.scheduler_files import write_scheduler
 from unifab.twin.switch_files import appl_db_lldp, config_db
-from unifab.twin.switch_files_eos import write_eos
-from unifab.twin.switch_files_nvue import write_nvue
+from unifab.twin.switch_files_eos import show_lldp_neighbors_detail, write_eos
+from unifab.twin.switch_files_nvue import lldpcli_json, write_nvue
 
 
 def write_bundle(cluster: Cluster, root: Path) -> None:
@@ -31,15 +35,34 @@ def write_bundle(cluster: Cluster, root: Path) -> None:
             write_text(switch_dir / "sonic" / "appl_db.json", appl_db_lldp(switch, cluster))
         elif switch.os == "eos":
             write_eos(cluster, switch, switch_dir)
+            if (cabled := _cabled_view(cluster, switch)) is not switch:
+                write_text(
+                    switch_dir / "eos" / "show-lldp-neighbors-detail.json", show_lldp_neighbors_detail(cluster, cabled)
+                )
         elif switch.os == "nvue":
             write_nvue(cluster, switch, switch_dir)
+            if (cabled := _cabled_view(cluster, switch)) is not switch:
+                write_text(switch_dir / "nvue" / "lldpcli.json", lldpcli_json(cluster, cabled))
         else:
             raise ValueError(f"{switch.name}: no writer for switch OS {switch.os!r}")
     write_text(root / "plan" / "cabling.csv", cabling.render(planned_cables(cluster)))
     write_scheduler(cluster, root)
 
 
+def _cabled_view(cluster: Cluster, switch: TwinSwitch) -> TwinSwitch:
+    """The switch with each port's peer set to the real cabling (an uncabled port gets no peer), for LLDP
+    writers that read the ports' peers; the switch itself when nothing on it was recabled."""
+    if not any((switch.name, name) in cluster.actual for name in switch.ports):
+        return switch
+    ports = {}
+    for name, port in switch.ports.items():
+        cabled = cluster.cabled_port(switch.name, port)
+        ports[name] = cabled if cabled is not None else replace(port, peer_node="", peer_port="")
+    return replace(switch, ports=ports)
+
+
 def planned_cables(cluster: Cluster) -> tuple[cabling.PlannedCable, ...]:
+    """The plan: every leaf port's intended peer, whatever :attr:`Cluster.actual` says is really cabled."""
     cables = []
     for leaf in cluster.leaves():
         for port in leaf.ports.values():

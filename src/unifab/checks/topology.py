@@ -1,0 +1,519 @@
+"""Cabled as planned: the plan's cables against the ones LLDP (or ibnetdiscover) sees, rails and link speed.
+
+Every link in the fabric carries its sources: ``plan`` (planned cabling), ``lldp`` (discovered), or
+both when the two agree. The diff is built from two indexes keyed by endpoint, so it runs in time
+linear in links (no pairwise search):
+
+* **TOPO-MISWIRED** — a planned cable that LLDP does not confirm, while one of its ends is seen cabled
+  to another port. Planned cables whose ends are crossed with each other (a swap, or a longer cycle)
+  are joined through the discovered cables they share into *one* finding naming all of them; a single
+  cable moved to a free port is one finding. Its subject is the first planned cable (by link id), with the
+  others' ids under ``with``. The entities are the **planned** link ids; the discovered
+  cables are in the evidence. The discovered cables of a miswire are never reported again as
+  TOPO-UNEXPECTED, nor the planned ones as TOPO-MISSING.
+* **TOPO-RAIL** — rail alignment. A host NIC's rail is the index of the GPU whose closest NIC it is
+  (``Gpu.nic``), else the number in its name (``mlx5_<i>``, ``eth<i>``); a leaf's rail is the ``-r<i>``
+  suffix of its name (``leaf-su1-r3``, ``ib-leaf-r3``). A NIC must reach a leaf of its own rail. A
+  miswire that puts a NIC on another rail's leaf is reported as TOPO-RAIL instead of TOPO-MISWIRED (the
+  same single finding, the worse consequence). A planned and confirmed cable that crosses rails (a
+  plan error), or a discovered one when the bundle has no plan, is also TOPO-RAIL.
+* **TOPO-MISSING** — a planned cable with no discovered cable at either end, when both end devices
+  were collected and at least one of them reports LLDP neighbours at all.
+* **TOPO-UNEXPECTED** — a discovered cable the plan does not have and whose ends the plan leaves
+  free, when a plan exists.
+* **TOPO-DEGRADED** — a discovered link running below what its peers run. A link's speed is the lower
+  of its two ends' speeds (``Nic.speed_mbps``, ``Port.speed_mbps``; an IB link's rate is lanes times
+  lane rate, so ``1xHDR`` is 50 Gb/s). The expected speed is the most common speed of the same kind of
+  link (host links, switch links) on the same switch, or fabric-wide when the switch has fewer than
+  three such links. A switch link whose two ends disagree is LINK-SPEED's, not this check's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from unifab.checks.context import CheckContext, majority
+from unifab.checks.registry import CheckSpec
+from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
+
+_LEAF_RAIL = re.compile(r"-r(\d+)$")
+_NIC_INDEX = (re.compile(r"^mlx5_(\d+)$"), re.compile(r"^eth(\d+)$"))
+MIN_LINKS_FOR_LOCAL_MAJORITY = 3
+
+CABLING_CHECKS = ("TOPO-MISSING", "TOPO-UNEXPECTED", "TOPO-MISWIRED", "TOPO-RAIL")
+
+
+def _cable(link: Link) -> str:
+    return f"{link.a} -- {link.b}"
+
+
+@dataclass(slots=True)
+class _Group:
+    """Planned cables whose ends are crossed, and the discovered cables that cross them."""
+
+    planned: dict[str, Link] = field(default_factory=dict)
+    discovered: dict[str, Link] = field(default_factory=dict)
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        self.parent.setdefault(x, x)
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def leaf_rail(switch: str) -> int | None:
+    """The rail of a leaf named ``...-r<i>``; ``None`` for any other name."""
+    m = _LEAF_RAIL.search(switch)
+    return int(m.group(1)) if m else None
+
+
+def nic_rail(fabric: Fabric, end: Endpoint) -> int | None:
+    """The rail a host NIC belongs to: its GPU's index (``Gpu.nic``), else the number in its name."""
+    nic = fabric.nic_at(end)
+    host = fabric.hosts.get(end.node)
+    names = [end.port]
+    if nic is not None and nic.rdma_dev is not None:
+        names.insert(0, nic.rdma_dev)
+        if host is not None:
+            for gpu in host.gpus.values():
+                if gpu.nic == nic.rdma_dev:
+                    return gpu.index
+    for name in names:
+        for pattern in _NIC_INDEX:
+            if (m := pattern.match(name)) is not None:
+                return int(m.group(1))
+    return None
+
+
+def _host_and_switch(fabric: Fabric, link: Link) -> tuple[Endpoint, Endpoint] | None:
+    """(host end, switch end) of a host cable, ``None`` for a switch↔switch or unknown cable."""
+    for host_end, switch_end in ((link.a, link.b), (link.b, link.a)):
+        if host_end.node in fabric.hosts and host_end.node not in fabric.switches:
+            return host_end, switch_end
+    for host_end, switch_end in ((link.a, link.b), (link.b, link.a)):
+        if switch_end.node in fabric.switches and host_end.node not in fabric.switches:
+            return host_end, switch_end
+    return None
+
+
+def rail_violation(fabric: Fabric, link: Link) -> tuple[Endpoint, int, str, int] | None:
+    """(NIC end, its rail, leaf, the leaf's rail) when a host cable lands on another rail's leaf."""
+    ends = _host_and_switch(fabric, link)
+    if ends is None:
+        return None
+    host_end, switch_end = ends
+    want, got = nic_rail(fabric, host_end), leaf_rail(switch_end.node)
+    if want is None or got is None or want == got:
+        return None
+    return host_end, want, switch_end.node, got
+
+
+@dataclass(slots=True)
+class CablingDiff:
+    """Plan vs. discovery, one entry per root cause."""
+
+    missing: list[Link] = field(default_factory=list)
+    unexpected: list[Link] = field(default_factory=list)
+    crossed: list[_Group] = field(default_factory=list)
+    rail_confirmed: list[Link] = field(default_factory=list)  # discovered cables on a wrong rail, not miswires
+    lldp_peers: dict[Endpoint, list[str]] = field(default_factory=dict)  # what LLDP sees at each end
+
+
+def cabling_diff(fabric: Fabric) -> CablingDiff:
+    """Index both views by endpoint, then walk each link once (plus a union-find over crossed cables)."""
+    diff = CablingDiff()
+    links = sorted(fabric.links, key=lambda lk: lk.id)
+    has_plan = any("plan" in lk.sources for lk in links)
+    seen_at: dict[Endpoint, list[Link]] = {}
+    planned_only_at: dict[Endpoint, Link] = {}
+    reporting: set[str] = set()  # nodes that report at least one discovered cable
+    for lk in links:
+        if "lldp" in lk.sources:
+            for end in (lk.a, lk.b):
+                seen_at.setdefault(end, []).append(lk)
+                diff.lldp_peers.setdefault(end, []).append(str(_other(lk, end)))
+                reporting.add(end.node)
+        elif "plan" in lk.sources:
+            for end in (lk.a, lk.b):
+                planned_only_at[end] = lk
+    collected = fabric.hosts.keys() | fabric.switches.keys()
+
+    uf = _UnionFind()
+    crossing: dict[str, list[Link]] = {}  # planned-only link id -> discovered cables at its ends
+    for lk in links:
+        if lk.sources != frozenset({"plan"}):
+            continue
+        found = [d for end in (lk.a, lk.b) for d in seen_at.get(end, ())]
+        if not found:
+            if {lk.a.node, lk.b.node} <= collected and (lk.a.node in reporting or lk.b.node in reporting):
+                diff.missing.append(lk)
+            continue
+        crossing[lk.id] = found
+        uf.find(lk.id)
+        for d in found:
+            for end in (d.a, d.b):
+                other = planned_only_at.get(end)
+                if other is not None and other.id != lk.id:
+                    uf.union(lk.id, other.id)
+
+    groups: dict[str, _Group] = {}
+    for lk in links:
+        if lk.id not in crossing:
+            continue
+        group = groups.setdefault(uf.find(lk.id), _Group())
+        group.planned[lk.id] = lk
+        for d in crossing[lk.id]:
+            group.discovered[d.id] = d
+    diff.crossed = [groups[k] for k in sorted(groups)]
+
+    for lk in links:
+        if lk.sources != frozenset({"lldp"}):
+            if "lldp" in lk.sources and rail_violation(fabric, lk) is not None:
+                diff.rail_confirmed.append(lk)
+            continue
+        if any(end in planned_only_at for end in (lk.a, lk.b)):
+            continue  # part of a miswire
+        if has_plan:
+            diff.unexpected.append(lk)
+        elif rail_violation(fabric, lk) is not None:
+            diff.rail_confirmed.append(lk)
+    return diff
+
+
+# After recabling, the command that shows the port's LLDP neighbor, in each switch OS's dialect.
+LLDP_VERIFY = {
+    "sonic": "show lldp neighbors {port}",
+    "eos": "show lldp neighbors {port} detail",
+    "nvue": "nv show interface {port} lldp",
+}
+
+
+def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
+    """Cabling is fixed at the switch end (the recabling itself is in ``recable``); the fix is the check after it."""
+    by_device: dict[str, list[str]] = {}
+    for lk in links:
+        end = _switch_end(fabric, lk)
+        switch = fabric.switches.get(end.node)
+        template = LLDP_VERIFY.get(switch.os if switch is not None else "sonic", LLDP_VERIFY["sonic"])
+        by_device.setdefault(end.node, []).append(template.format(port=end.port))
+    return tuple(Fix(device, tuple(lines)) for device, lines in sorted(by_device.items()))
+
+
+def _switch_end(fabric: Fabric, link: Link) -> Endpoint:
+    return min((link.a, link.b), key=lambda e: (e.node not in fabric.switches, str(e)))
+
+
+def _ends_evidence(fabric: Fabric, link: Link, seen_at: dict[Endpoint, list[str]]) -> dict[str, Any]:
+    """``a``/``b``: each end of the cable, what the plan and LLDP say is at its other end."""
+    out: dict[str, Any] = {}
+    for key, end, other in (("a", link.a, link.b), ("b", link.b, link.a)):
+        kind = "port" if end.node in fabric.switches else "netdev"
+        out[key] = {
+            "device": end.node,
+            kind: end.port,
+            "plan_peer": str(other) if "plan" in link.sources else None,
+            "lldp_peer": seen_at.get(end, []),
+        }
+    return out
+
+
+def _recable_steps(fabric: Fabric, planned: list[Link]) -> list[str]:
+    return [f"{_switch_end(fabric, lk)} -> {_other(lk, _switch_end(fabric, lk))}" for lk in planned]
+
+
+def _other(link: Link, end: Endpoint) -> Endpoint:
+    return link.b if end == link.a else link.a
+
+
+def _link_subject(link: Link) -> dict[str, str]:
+    return {"kind": "link", "a": str(link.a), "b": str(link.b)}
+
+
+def _rail_text(fabric: Fabric, link: Link) -> str | None:
+    bad = rail_violation(fabric, link)
+    if bad is None:
+        return None
+    end, want, leaf, got = bad
+    return f"{end} (rail {want}) reaches {leaf} (rail {got})"
+
+
+RAIL_IMPACT = (
+    "NCCL assumes GPU i's NIC reaches the rail-i leaf: traffic of this rail crosses the spines instead of "
+    "staying on one leaf, adding a hop and congesting uplinks that the rail design leaves idle"
+)
+
+
+def _group_finding(fabric: Fabric, group: _Group, peers: dict[Endpoint, list[str]]) -> Finding:
+    planned = sorted(group.planned.values(), key=lambda lk: lk.id)
+    discovered = sorted(group.discovered.values(), key=lambda lk: lk.id)
+    rails = [t for d in discovered if (t := _rail_text(fabric, d)) is not None]
+    check = "TOPO-RAIL" if rails else "TOPO-MISWIRED"
+    if len(planned) == 1:
+        subject = _link_subject(planned[0])
+        what = f"planned cable {_cable(planned[0])} is cabled as {', '.join(_cable(d) for d in discovered)}"
+    else:
+        subject = {**_link_subject(planned[0]), "with": ",".join(lk.id for lk in planned[1:])}
+        verb = "are swapped" if len(planned) == 2 else "are crossed"
+        what = f"planned cables {' and '.join(_cable(p) for p in planned)} {verb}: LLDP sees " + ", ".join(
+            _cable(d) for d in discovered
+        )
+    message = what + (f"; {'; '.join(rails)}" if rails else "")
+    impact = (
+        RAIL_IMPACT
+        if rails
+        else "traffic reaches the switch on another port than its config and the inventory expect: port-based "
+        "config (QoS, VLANs, descriptions) and troubleshooting point at the wrong host"
+    )
+    return Finding(
+        check=check,
+        severity=Severity.ERROR,
+        subject=subject,
+        message=message,
+        evidence={
+            **_ends_evidence(fabric, planned[0], peers),
+            "plan": [_cable(p) for p in planned],
+            "discovered": [_cable(d) for d in discovered],
+            "recable": _recable_steps(fabric, planned),
+            **({"rail": rails} if rails else {}),
+        },
+        fix=_recable(fabric, planned),
+        impact={"summary": impact, "action": "recable to the plan (swap the cables back)"},
+        entities=tuple(lk.id for lk in planned),
+    )
+
+
+def _cabling_findings(ctx: CheckContext) -> Iterator[Finding]:
+    fabric = ctx.fabric
+    diff = cabling_diff(fabric)
+    for lk in diff.missing:
+        yield Finding(
+            check="TOPO-MISSING",
+            severity=Severity.ERROR,
+            subject=_link_subject(lk),
+            message=f"planned cable {_cable(lk)} is not seen by LLDP on either end",
+            evidence={
+                **_ends_evidence(fabric, lk, diff.lldp_peers),
+                "plan": [_cable(lk)],
+                "discovered": [],
+                "recable": _recable_steps(fabric, [lk]),
+            },
+            fix=_recable(fabric, [lk]),
+            impact={
+                "summary": "the port is dark: the host runs with one NIC (one rail) fewer and its GPU's traffic "
+                "detours over another NIC or fails the job at NCCL init",
+                "action": "cable or reseat the link, check the optic",
+            },
+            entities=(lk.id,),
+        )
+    for lk in diff.unexpected:
+        rail = _rail_text(fabric, lk)
+        yield Finding(
+            check="TOPO-UNEXPECTED",
+            severity=Severity.WARNING,
+            subject=_link_subject(lk),
+            message=f"LLDP sees cable {_cable(lk)} that the plan does not have" + (f"; {rail}" if rail else ""),
+            evidence={**_ends_evidence(fabric, lk, diff.lldp_peers), "plan": [], "discovered": [_cable(lk)]},
+            fix=_recable(fabric, [lk]),
+            impact={
+                "summary": "an unplanned cable is outside the intent: it gets no planned config and can loop "
+                "or bypass the rail design",
+                "action": "remove the cable or add it to the plan",
+            },
+            entities=(lk.id,),
+        )
+    for group in diff.crossed:
+        yield _group_finding(fabric, group, diff.lldp_peers)
+    for lk in diff.rail_confirmed:
+        rail = _rail_text(fabric, lk) or ""
+        planned = "plan" in lk.sources
+        yield Finding(
+            check="TOPO-RAIL",
+            severity=Severity.ERROR,
+            subject=_link_subject(lk),
+            message=f"{'planned and cabled' if planned else 'cabled'} {_cable(lk)}: {rail}",
+            evidence={
+                **_ends_evidence(fabric, lk, diff.lldp_peers),
+                "plan": [_cable(lk)] if planned else [],
+                "discovered": [_cable(lk)],
+                "rail": [rail],
+            },
+            impact={"summary": RAIL_IMPACT, "action": "recable the NIC to its rail's leaf and fix the plan"},
+            entities=(lk.id,),
+        )
+
+
+def _only(ctx: CheckContext, check: str) -> Iterator[Finding]:
+    return (f for f in _cabling_findings(ctx) if f.check == check)
+
+
+def check_missing(ctx: CheckContext) -> Iterator[Finding]:
+    """Planned cables that no end sees."""
+    return _only(ctx, "TOPO-MISSING")
+
+
+def check_unexpected(ctx: CheckContext) -> Iterator[Finding]:
+    """Discovered cables the plan lacks."""
+    return _only(ctx, "TOPO-UNEXPECTED")
+
+
+def check_miswired(ctx: CheckContext) -> Iterator[Finding]:
+    """Planned cables whose ends are cabled elsewhere; a swap is one finding."""
+    return _only(ctx, "TOPO-MISWIRED")
+
+
+def check_rail(ctx: CheckContext) -> Iterator[Finding]:
+    """Host NICs that reach another rail's leaf."""
+    return _only(ctx, "TOPO-RAIL")
+
+
+def _speed(*values: int | None) -> int | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
+    """Discovered links running below the speed most links of their kind run on the same switch."""
+    host_runs = [
+        (lk, s)
+        for lk in ctx.nic_links
+        if "lldp" in lk.link.sources and (s := _speed(lk.nic.speed_mbps, lk.port.speed_mbps)) is not None
+    ]
+    switch_runs = [
+        (pl, pl.a.speed_mbps)
+        for pl in ctx.port_links
+        if "lldp" in pl.link.sources and pl.a.speed_mbps is not None and pl.a.speed_mbps == pl.b.speed_mbps
+    ]
+    host_by_switch: dict[str, list[int]] = {}
+    for nl, s in host_runs:
+        host_by_switch.setdefault(nl.port.switch, []).append(s)
+    switch_by_switch: dict[str, list[int]] = {}
+    for pl, s in switch_runs:
+        for port in (pl.a, pl.b):
+            switch_by_switch.setdefault(port.switch, []).append(s)
+    host_fabric = majority(sorted((s for _, s in host_runs), reverse=True))
+    switch_fabric = majority(sorted((s for _, s in switch_runs), reverse=True))
+
+    def per_switch(by_switch: dict[str, list[int]]) -> dict[str, int | None]:
+        """Each switch's majority, computed once per switch (ties go to the higher speed)."""
+        return {
+            switch: majority(sorted(local, reverse=True))
+            for switch, local in by_switch.items()
+            if len(local) >= MIN_LINKS_FOR_LOCAL_MAJORITY
+        }
+
+    host_local, switch_local = per_switch(host_by_switch), per_switch(switch_by_switch)
+
+    def expected(local: dict[str, int | None], switch: str, fabric_value: int | None) -> int | None:
+        return local.get(switch, fabric_value)
+
+    for nl, s in host_runs:
+        want = expected(host_local, nl.port.switch, host_fabric)
+        if want is None or s >= want:
+            continue
+        yield Finding(
+            check="TOPO-DEGRADED",
+            severity=Severity.ERROR,
+            subject=_link_subject(nl.link),
+            message=f"{nl.nic.endpoint} -- {nl.port.endpoint} runs at {s // 1000}G, its peers run {want // 1000}G",
+            evidence={
+                "a": {"device": nl.nic.host, "nic": nl.nic.id, "speed_mbps": nl.nic.speed_mbps},
+                "b": {"device": nl.port.switch, "port": nl.port.id, "speed_mbps": nl.port.speed_mbps},
+                "expected_speed_mbps": want,
+                "plan": [_cable(nl.link)] if "plan" in nl.link.sources else [],
+                "discovered": [_cable(nl.link)],
+            },
+            impact={
+                "summary": f"this NIC moves {s * 100 // want}% of its peers' bandwidth: every collective of a job on "
+                "the host runs at the slowest rail's pace",
+                "action": "reseat or replace the cable/optic; check lanes (width) and auto-negotiation",
+            },
+            entities=(nl.link.id,),
+        )
+    for pl, s in switch_runs:
+        want = max(
+            (
+                w
+                for w in (
+                    expected(switch_local, pl.a.switch, switch_fabric),
+                    expected(switch_local, pl.b.switch, switch_fabric),
+                )
+                if w is not None
+            ),
+            default=None,
+        )
+        if s is None or want is None or s >= want:
+            continue
+        yield Finding(
+            check="TOPO-DEGRADED",
+            severity=Severity.WARNING,
+            subject=_link_subject(pl.link),
+            message=f"{pl.a.endpoint} -- {pl.b.endpoint} runs at {s // 1000}G, its peers run {want // 1000}G",
+            evidence={
+                "a": {"device": pl.a.switch, "port": pl.a.id, "speed_mbps": pl.a.speed_mbps},
+                "b": {"device": pl.b.switch, "port": pl.b.id, "speed_mbps": pl.b.speed_mbps},
+                "expected_speed_mbps": want,
+                "plan": [_cable(pl.link)] if "plan" in pl.link.sources else [],
+                "discovered": [_cable(pl.link)],
+            },
+            impact={
+                "summary": "its ECMP share of traffic overloads it: congestion and PFC pauses on the paths through it",
+                "action": "reseat or replace the cable/optic; check lanes and speed settings",
+                **ctx.path_impact(pl),
+            },
+            entities=(pl.link.id,),
+        )
+
+
+CHECKS = (
+    CheckSpec(
+        "TOPO-MISSING",
+        "A planned cable is seen by neither end",
+        "The NIC or uplink is dark: a rail or ECMP path is missing and traffic detours or jobs fail at init.",
+        "Cable or reseat the link and check the optic.",
+        check_missing,
+    ),
+    CheckSpec(
+        "TOPO-UNEXPECTED",
+        "A discovered cable is not in the plan",
+        "An unplanned cable gets no planned config and can bypass the rail design.",
+        "Remove the cable or add it to the plan.",
+        check_unexpected,
+    ),
+    CheckSpec(
+        "TOPO-MISWIRED",
+        "Planned cables land on other ports than planned (a swap is one finding naming both cables)",
+        "Port-based config and inventory point at the wrong host; troubleshooting follows the wrong cable.",
+        "Recable to the plan.",
+        check_miswired,
+    ),
+    CheckSpec(
+        "TOPO-RAIL",
+        "A host NIC reaches a leaf of another rail than its GPU's",
+        "NCCL assumes rail alignment: the rail's traffic crosses the spines and congests uplinks.",
+        "Recable the NIC to its rail's leaf (leaf name suffix -r<i> for GPU/NIC i).",
+        check_rail,
+    ),
+    CheckSpec(
+        "TOPO-DEGRADED",
+        "A link runs below the speed its peers run (speed, lanes, IB width)",
+        "The slowest link paces every collective: the job runs at a fraction of its bandwidth.",
+        "Reseat or replace the cable or optic; check lanes and auto-negotiation.",
+        check_degraded,
+    ),
+)

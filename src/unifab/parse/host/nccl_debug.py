@@ -1,0 +1,151 @@
+"""``NCCL_DEBUG=INFO`` logs (NCCL 2.x): which network transport each host selected.
+
+NCCL prefixes every line with ``<host>:<pid>:<tid> [<cudaDev>] NCCL INFO`` (launchers may add their own
+prefix before it, e.g. mpirun's ``[1,0]<stdout>:``). The lines read (``src/transport/net_ib/init.cc``,
+``src/transport/net_socket.cc``)::
+
+    nid000012:86554:86554 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/IB [RO]; OOB nmn0:10.252.1.69<0>
+    nid000012:86066:86066 [0] NCCL INFO NET/Socket : Using [0]nmn0:10.252.1.69<0> [1]hsn0:10.253.6.188<0>
+    nid000012:86066:86066 [0] NCCL INFO NET/IB : No device found.
+
+An IB device prints as ``[<idx>]<ibdev>:<port>[:<rail>][:<plane>]/<IB|RoCE|UNSPECIFIED>`` with ``[RO]`` when
+PCI relaxed ordering is on; a socket interface as ``[<idx>]<ifname>:<address><<port>>``.
+
+The record groups by host: :class:`NcclHost` holds the IB devices of the ``NET/IB : Using`` lines (merged
+over processes, first occurrence kept), ``ib_no_device`` when any process printed ``No device found``,
+``socket_fallback`` when any process printed ``NET/Socket : Using`` (NCCL then runs over TCP), the socket
+``interfaces`` and the IB out-of-band interface. Lines that are not ``NCCL INFO`` lines, and NCCL lines
+about anything else, are ignored; a log without any NCCL line is a :class:`~unifab.errors.ParseError`, as is
+a ``NET/IB : Using`` or ``NET/Socket : Using`` line that does not list devices in the shape above.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from unifab.errors import ParseError
+
+__all__ = ["NcclDebug", "NcclHost", "NcclIbDevice", "NcclInterface", "parse"]
+
+_PREFIX = re.compile(
+    r"(?:^|[\s:>\]])(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*):(?P<pid>[0-9]+):(?P<tid>[0-9]+)"
+    r" \[[^\]]*\] NCCL INFO (?P<msg>.*)$"
+)
+_IB_USING = re.compile(r"^NET/IB ?: ?Using(?P<devs>.*?)(?:; ?OOB (?P<oob>\S+))?$")
+_IB_DEVICE = re.compile(
+    r"\[(?P<idx>[0-9]+)\](?P<name>[^\s:\[\]/]+):(?P<port>[0-9]+)(?::[0-9]+){0,2}/(?P<link>IB|RoCE|UNSPECIFIED)(?P<ro>\s?\[RO\])?"
+)
+_SOCKET_USING = re.compile(r"^NET/Socket ?: ?Using(?P<ifs>.*)$")
+_INTERFACE = re.compile(r"\[(?P<idx>[0-9]+)\](?P<name>[^\s:\[\]]+):(?P<addr>[^\s<>]+)<(?P<port>[0-9]+)>")
+_OOB = re.compile(r"^(?P<name>[^\s:\[\]]+):(?P<addr>[^\s<>]+)<(?P<port>[0-9]+)>$")
+_NO_IB = re.compile(r"^NET/IB ?: ?No device found\.?$")
+
+
+@dataclass(frozen=True, slots=True)
+class NcclIbDevice:
+    index: int  # NCCL's net device index
+    name: str  # "mlx5_0"
+    port: int
+    link_layer: str  # "IB" | "RoCE" | "UNSPECIFIED"
+    relaxed_ordering: bool  # "[RO]"
+
+
+@dataclass(frozen=True, slots=True)
+class NcclInterface:
+    index: int | None  # None for the IB OOB interface
+    name: str  # "nmn0"
+    address: str  # "10.252.1.69", "fe80::1%ib0"
+    port: int  # the number in <...>
+
+
+@dataclass(frozen=True, slots=True)
+class NcclHost:
+    ib_devices: tuple[NcclIbDevice, ...]
+    ib_no_device: bool
+    socket_fallback: bool
+    interfaces: tuple[NcclInterface, ...]  # NET/Socket interfaces
+    oob_interface: NcclInterface | None  # NET/IB out-of-band (bootstrap) interface
+    pids: tuple[int, ...]  # processes seen on this host, in first-seen order
+
+
+@dataclass(frozen=True, slots=True)
+class NcclDebug:
+    hosts: dict[str, NcclHost]  # in first-seen order
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.ib: dict[tuple[int, str, int], NcclIbDevice] = {}
+        self.no_ib = False
+        self.socket = False
+        self.interfaces: dict[tuple[int | None, str, str], NcclInterface] = {}
+        self.oob: NcclInterface | None = None
+        self.pids: dict[int, None] = {}
+
+    def freeze(self) -> NcclHost:
+        return NcclHost(
+            ib_devices=tuple(self.ib.values()),
+            ib_no_device=self.no_ib,
+            socket_fallback=self.socket,
+            interfaces=tuple(self.interfaces.values()),
+            oob_interface=self.oob,
+            pids=tuple(self.pids),
+        )
+
+
+def _items(listing: str, pattern: re.Pattern[str], what: str, number: int, source: str) -> list[re.Match[str]]:
+    found: list[re.Match[str]] = []
+    rest = listing.strip()
+    while rest:
+        m = pattern.match(rest)
+        if m is None:
+            raise ParseError(source, f"expected {what}, got {rest[:40]!r}", line=number)
+        found.append(m)
+        rest = rest[m.end() :].strip()
+    if not found:
+        raise ParseError(source, f"expected at least one {what}", line=number)
+    return found
+
+
+def _ib_using(host: _Host, m: re.Match[str], number: int, source: str) -> None:
+    for d in _items(m["devs"], _IB_DEVICE, "an IB device such as '[0]mlx5_0:1/RoCE'", number, source):
+        device = NcclIbDevice(int(d["idx"]), d["name"], int(d["port"]), d["link"], d["ro"] is not None)
+        host.ib.setdefault((device.index, device.name, device.port), device)
+    if m["oob"] is not None and host.oob is None:
+        o = _OOB.match(m["oob"])
+        if o is None:
+            raise ParseError(
+                source, f"expected an OOB interface such as 'eth0:10.0.0.1<0>', got {m['oob']!r}", line=number
+            )
+        host.oob = NcclInterface(None, o["name"], o["addr"], int(o["port"]))
+
+
+def _socket_using(host: _Host, m: re.Match[str], number: int, source: str) -> None:
+    host.socket = True
+    for i in _items(m["ifs"], _INTERFACE, "an interface such as '[0]eth0:10.0.0.1<0>'", number, source):
+        interface = NcclInterface(int(i["idx"]), i["name"], i["addr"], int(i["port"]))
+        host.interfaces.setdefault((interface.index, interface.name, interface.address), interface)
+
+
+def parse(text: str, source: str = "<input>") -> NcclDebug:
+    """Read the NET/IB and NET/Socket selection lines of an ``NCCL_DEBUG=INFO`` log, grouped by host."""
+    if not text.strip():
+        raise ParseError(source, "expected an NCCL_DEBUG=INFO log, got empty text", line=1)
+    hosts: dict[str, _Host] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        p = _PREFIX.search(raw.rstrip())
+        if p is None:
+            continue
+        host = hosts.setdefault(p["host"], _Host())
+        host.pids.setdefault(int(p["pid"]), None)
+        msg = " ".join(p["msg"].split())
+        if m := _IB_USING.match(msg):
+            _ib_using(host, m, number, source)
+        elif m := _SOCKET_USING.match(msg):
+            _socket_using(host, m, number, source)
+        elif _NO_IB.match(msg):
+            host.no_ib = True
+    if not hosts:
+        raise ParseError(source, "expected '<host>:<pid>:<tid> [<dev>] NCCL INFO ...' lines, found none", line=1)
+    return NcclDebug({name: h.freeze() for name, h in hosts.items()})

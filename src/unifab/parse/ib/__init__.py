@@ -1,0 +1,1 @@
+"""InfiniBand fabric formats (``ibnetdiscover`` topology file)."""
