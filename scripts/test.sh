@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 .venv/bin/pytest "$@"
-.venv/bin/ruff check src tests
-.venv/bin/ruff format --check src tests
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
 .venv/bin/mypy --strict src/unifab
