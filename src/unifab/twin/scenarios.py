@@ -72,16 +72,6 @@ def pfc_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
-def pfc_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-PFC-LOSSY-ROCE: PFC off on both ends of a link."""
-    out = []
-    for lk in pick.links_for("pfc-lossy"):
-        lk.nic.pfc = set()
-        lk.port.pfc = set()
-        out.append(_truth("QOS-PFC-LOSSY-ROCE", lk, "both", "PFC off on both ends of the link"))
-    return out
-
-
 def trust_pcp(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-TRUST: a NIC trusts PCP, or a switch port has no DSCP map bound."""
     out = []
@@ -118,24 +108,6 @@ def job_tc(cluster: Cluster, pick: Picker) -> list[Truth]:
     ]
 
 
-def tc_override(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-TC-OVERRIDE: a NIC's traffic_class override sends RoCE as DSCP 24."""
-    out = []
-    for lk in pick.links_for("tc-override"):
-        lk.nic.tclass = 96
-        out.append(_truth("QOS-TC-OVERRIDE", lk, "nic", "traffic_class override 96 (DSCP 24)"))
-    return out
-
-
-def ecn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-ECN-OFF: no WRED/ECN profile on a switch port's RoCE queue."""
-    out = []
-    for lk in pick.links_for("ecn-off"):
-        lk.port.roce_queue_ecn = False
-        out.append(_truth("QOS-ECN-OFF", lk, "switch", "no WRED/ECN profile on the switch's RoCE queue"))
-    return out
-
-
 def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-DCQCN-OFF: a NIC's roce_np or roce_rp is off on the RoCE priority."""
     out = []
@@ -143,24 +115,6 @@ def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
         point = pick.rng.choice(("roce_np", "roce_rp"))
         (lk.nic.np_enabled if point == "roce_np" else lk.nic.rp_enabled).discard(ROCE_PRIO)
         out.append(_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
-    return out
-
-
-def cnp_not_strict(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-CNP: a switch port schedules the CNP queue DWRR instead of strict."""
-    out = []
-    for lk in pick.links_for("cnp-not-strict"):
-        lk.port.cnp_queue_strict = False
-        out.append(_truth("QOS-CNP", lk, "switch", "CNP queue scheduled DWRR instead of strict"))
-    return out
-
-
-def pfcwd_off(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-PFCWD: no PFC watchdog on a switch port."""
-    out = []
-    for lk in pick.links_for("pfcwd-off"):
-        lk.port.pfcwd = False
-        out.append(_truth("QOS-PFCWD", lk, "switch", "no PFC watchdog on the port"))
     return out
 
 
@@ -177,25 +131,6 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
-def headroom_short(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-HEADROOM: a switch port's lossless PG gets a quarter of the xoff its cable needs."""
-    out = []
-    # only SONiC configs carry PG buffer profiles; EOS and NVUE size headroom on the platform
-    for lk in pick.links_for("headroom-short", where=lambda lk: lk.leaf.os == "sonic"):
-        lk.port.headroom_short = True
-        out.append(_truth("QOS-HEADROOM", lk, "switch", "lossless PG xoff cut to a quarter"))
-    return out
-
-
-def global_pause(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-GLOBAL-PAUSE: a NIC with 802.3x rx/tx pause on beside PFC."""
-    out = []
-    for lk in pick.links_for("global-pause"):
-        lk.nic.global_pause = True
-        out.append(_truth("QOS-GLOBAL-PAUSE", lk, "nic", "ethtool -A rx on tx on"))
-    return out
-
-
 def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-MTU: switch port MTU 1500 under a 9000 NIC, or a NIC at 1500."""
     out = []
@@ -207,6 +142,83 @@ def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
             lk.nic.mtu = 1500
             out.append(_truth("QOS-MTU", lk, "nic", "NIC MTU 1500 in a 9000 fabric"))
     return out
+
+
+def _link_scenario(
+    name: str,
+    check: str,
+    side: str,
+    doc: str,
+    breaks: Callable[[HostLink], str],
+    where: Callable[[HostLink], bool] | None = None,
+) -> Callable[[Cluster, Picker], list[Truth]]:
+    """A scenario that breaks host links one way; ``breaks`` changes the link and says how."""
+
+    def scenario(cluster: Cluster, pick: Picker) -> list[Truth]:
+        return [_truth(check, lk, side, breaks(lk)) for lk in pick.links_for(name, where)]
+
+    scenario.__doc__ = f"{check}: {doc}"
+    return scenario
+
+
+def _setting(target: object, field: str, value: object, said: str) -> str:
+    setattr(target, field, value)
+    return said
+
+
+def _pfc_off_both_ends(lk: HostLink) -> str:
+    lk.nic.pfc = set()
+    lk.port.pfc = set()
+    return "PFC off on both ends of the link"
+
+
+pfc_lossy = _link_scenario(
+    "pfc-lossy", "QOS-PFC-LOSSY-ROCE", "both", "PFC off on both ends of a link.", _pfc_off_both_ends
+)
+tc_override = _link_scenario(
+    "tc-override",
+    "QOS-TC-OVERRIDE",
+    "nic",
+    "a NIC's traffic_class override sends RoCE as DSCP 24.",
+    lambda lk: _setting(lk.nic, "tclass", 96, "traffic_class override 96 (DSCP 24)"),
+)
+ecn_off = _link_scenario(
+    "ecn-off",
+    "QOS-ECN-OFF",
+    "switch",
+    "no WRED/ECN profile on a switch port's RoCE queue.",
+    lambda lk: _setting(lk.port, "roce_queue_ecn", False, "no WRED/ECN profile on the switch's RoCE queue"),
+)
+cnp_not_strict = _link_scenario(
+    "cnp-not-strict",
+    "QOS-CNP",
+    "switch",
+    "a switch port schedules the CNP queue DWRR instead of strict.",
+    lambda lk: _setting(lk.port, "cnp_queue_strict", False, "CNP queue scheduled DWRR instead of strict"),
+)
+pfcwd_off = _link_scenario(
+    "pfcwd-off",
+    "QOS-PFCWD",
+    "switch",
+    "no PFC watchdog on a switch port.",
+    lambda lk: _setting(lk.port, "pfcwd", False, "no PFC watchdog on the port"),
+)
+# only SONiC configs carry PG buffer profiles; EOS and NVUE size headroom on the platform
+headroom_short = _link_scenario(
+    "headroom-short",
+    "QOS-HEADROOM",
+    "switch",
+    "a switch port's lossless PG gets a quarter of the xoff its cable needs.",
+    lambda lk: _setting(lk.port, "headroom_short", True, "lossless PG xoff cut to a quarter"),
+    where=lambda lk: lk.leaf.os == "sonic",
+)
+global_pause = _link_scenario(
+    "global-pause",
+    "QOS-GLOBAL-PAUSE",
+    "nic",
+    "a NIC with 802.3x rx/tx pause on beside PFC.",
+    lambda lk: _setting(lk.nic, "global_pause", True, "ethtool -A rx on tx on"),
+)
 
 
 def _uplink_truth(check: str, up: Uplink, side: str, detail: str) -> Truth:
