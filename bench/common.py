@@ -36,6 +36,7 @@ class ChildRun:
     stdout: bytes
     stderr: bytes
     timed_out: bool
+    disk_read_bytes: int = 0  # fetched from storage (ru_inblock * 512): ~0 when the page cache had it all
 
     @property
     def ok(self) -> bool:
@@ -102,6 +103,7 @@ def run_child(
             stdout=out.read(),
             stderr=err.read(),
             timed_out=timed_out.is_set(),
+            disk_read_bytes=usage.ru_inblock * 512,
         )
 
 

@@ -213,7 +213,7 @@ def run(ctx: Context) -> FigureResult:
     case = f"{gpus:,} GPUs"
     twin = ctx.twins.get(gpus, timeout_s=ctx.size_budget_s)
     timeout = ctx.size_budget_s
-    reps = 1 if ctx.quick else 2
+    reps = 1
     strategy = STRATEGIES[0]
     strategy.prepare(twin.path, timeout)
     headline_parts = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,7 @@ class Corpus:
     twin: tuple[str, ...] = ()  # globs under a twin bundle
     tree: bool = False  # the parser takes {relative path: text} of a directory
     records: Callable[[Any], int] = field(default=count_records)
+    auto: bool = False  # matched to samples by name, not listed by hand
 
 
 CORPORA: list[Corpus] = [
@@ -280,7 +282,8 @@ def run(ctx: Context) -> FigureResult:
         fig.notes.append(f"no twin corpus: {exc}")
     budget = 0.25 if ctx.quick else 1.0
     ratios: dict[str, float] = {}
-    for corpus in CORPORA:
+    auto, unmatched = auto_corpora(ctx.samples)
+    for corpus in [*CORPORA, *auto]:
         try:
             parser = getattr(importlib.import_module(corpus.module), corpus.function)
         except (ImportError, AttributeError) as exc:
@@ -288,35 +291,23 @@ def run(ctx: Context) -> FigureResult:
             continue
         loaded = load_corpus(corpus, parser, ctx.samples, twin_path)
         if not loaded.inputs:
-            fig.add(Row(NAME, corpus.name, "parse throughput", None, "MB/s", note="no corpus file parses"))
+            unmatched.append(corpus.name)
+            if corpus in CORPORA:
+                fig.add(Row(NAME, corpus.name, "parse throughput", None, "MB/s", note="no corpus file parses"))
             continue
-        records = sum(corpus.records(parser(v, s)) for s, v in loaded.inputs)
-        parse_s, _ = time_calls(_parse_pass(parser, loaded.inputs), min_total_s=budget)
-        floor_s, _ = time_calls(_floor_pass(corpus.floor, _floor_texts(loaded)), min_total_s=budget / 2)
-        mb = loaded.nbytes / 1e6
-        n_samples = sum(1 for s, _ in loaded.inputs if twin_path is None or not s.startswith(str(twin_path)))
-        what = f"{len(loaded.inputs)} inputs ({n_samples} samples, {len(loaded.inputs) - n_samples} twin), {mb:.3f} MB"
-        if loaded.rejected:
-            what += f"; not this flavour: {', '.join(loaded.rejected)}"
-        floor_name = {"json": "json.loads", "lines": "str.splitlines", "json-stream": "json raw_decode loop"}[
-            corpus.floor
-        ]
-        fig.add(
-            Row(
-                NAME,
-                corpus.name,
-                "parse throughput",
-                round(mb / parse_s, 2),
-                "MB/s",
-                note=f"{records / parse_s:,.0f} records/s (record = {corpus.record}); {what}",
-            )
-        )
-        fig.add(Row(NAME, corpus.name, f"floor throughput ({floor_name})", round(mb / floor_s, 2), "MB/s"))
-        ratio = parse_s / floor_s
+        ratio = _measure(fig, corpus, parser, loaded, twin_path, budget)
         ratios[corpus.name] = ratio
-        fig.add(Row(NAME, corpus.name, "parse / floor time", round(ratio, 2), "×"))
-        log(f"{corpus.name}: {mb / parse_s:.1f} MB/s, {ratio:.1f}× floor ({human_seconds(parse_s)} per pass)")
-    _registry_notes(fig)
+    if auto:
+        fig.notes.append(
+            f"{len(auto)} registry formats without a hand-made corpus were matched to samples by name "
+            "(format name tokens in the file name; files the parser rejects are dropped); their rows say "
+            "'auto-matched' and name the files."
+        )
+    if unmatched:
+        fig.notes.append(
+            "Formats not measured (no sample found or none parses; add a corpus to CORPORA): "
+            + ", ".join(sorted(set(unmatched)))
+        )
     if ratios:
         worst = max(ratios, key=lambda k: ratios[k])
         best = min(ratios, key=lambda k: ratios[k])
@@ -329,15 +320,70 @@ def run(ctx: Context) -> FigureResult:
     return fig
 
 
-def _registry_notes(fig: FigureResult) -> None:
+def _measure(
+    fig: FigureResult,
+    corpus: Corpus,
+    parser: Callable[..., Any],
+    loaded: Loaded,
+    twin_path: Path | None,
+    budget: float,
+) -> float:
+    records = sum(corpus.records(parser(v, s)) for s, v in loaded.inputs)
+    parse_s, _ = time_calls(_parse_pass(parser, loaded.inputs), min_total_s=budget)
+    floor_s, _ = time_calls(_floor_pass(corpus.floor, _floor_texts(loaded)), min_total_s=budget / 2)
+    mb = loaded.nbytes / 1e6
+    n_samples = sum(1 for s, _ in loaded.inputs if twin_path is None or not s.startswith(str(twin_path)))
+    what = f"{len(loaded.inputs)} inputs ({n_samples} samples, {len(loaded.inputs) - n_samples} twin), {mb:.3f} MB"
+    if corpus.auto:
+        what += "; auto-matched: " + ", ".join(Path(s).name for s, _ in loaded.inputs)
+    elif loaded.rejected:
+        what += f"; not this flavour: {', '.join(loaded.rejected)}"
+    floor_name = {
+        "json": "json.loads, else str.splitlines",
+        "lines": "str.splitlines",
+        "json-stream": "json raw_decode loop",
+    }[corpus.floor]
+    fig.add(
+        Row(
+            NAME,
+            corpus.name,
+            "parse throughput",
+            round(mb / parse_s, 2),
+            "MB/s",
+            note=f"{records / parse_s:,.0f} records/s (record = {corpus.record}); {what}",
+        )
+    )
+    fig.add(Row(NAME, corpus.name, f"floor throughput ({floor_name})", round(mb / floor_s, 2), "MB/s"))
+    ratio = parse_s / floor_s
+    fig.add(Row(NAME, corpus.name, "parse / floor time", round(ratio, 2), "×"))
+    log(f"{corpus.name}: {mb / parse_s:.1f} MB/s, {ratio:.1f}× floor ({human_seconds(parse_s)} per pass)")
+    return ratio
+
+
+def _tokens(text: str) -> set[str]:
+    words = re.split(r"[^a-z0-9]+", text.lower())
+    return {w.removesuffix("s") for w in words if len(w) > 1}
+
+
+def auto_corpora(samples: Path) -> tuple[list[Corpus], list[str]]:
+    """Corpora for registry formats without one here: samples whose file names hold every token of the format name."""
     try:
         from unifab.parse.registry import FORMATS
-    except ImportError as exc:
-        fig.notes.append(f"parse registry unavailable: {exc}")
-        return
+    except ImportError:
+        return [], []
     covered = {c.name for c in CORPORA}
-    missing = [name for name in FORMATS if name not in covered]
-    if missing:
-        fig.notes.append(
-            "Formats in unifab's parse registry without a corpus here (add one to CORPORA): " + ", ".join(missing)
-        )
+    files = sorted(p for p in samples.rglob("*") if _is_data_file(p)) if samples.is_dir() else []
+    named = [(p, _tokens(p.name)) for p in files]
+    out: list[Corpus] = []
+    unmatched: list[str] = []
+    for name, spec in FORMATS.items():
+        if name in covered or spec.tree:
+            continue
+        want = _tokens(name)
+        hits = [p.relative_to(samples).as_posix() for p, have in named if want and want <= have]
+        if not hits:
+            unmatched.append(name)
+            continue
+        function = str(getattr(spec, "function", "parse"))
+        out.append(Corpus(name, spec.module, "record", "json", function=function, samples=tuple(hits), auto=True))
+    return out, unmatched

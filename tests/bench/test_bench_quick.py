@@ -11,7 +11,7 @@ import pytest
 from bench.common import best_of, fit_power_law, machine_description, median, run_child
 from bench.fig_cli import top_imports
 from bench.fig_incremental import Change
-from bench.fig_parse import _floor_one, count_records
+from bench.fig_parse import _floor_one, _tokens, count_records
 from bench.fig_peer_suzieq import describe, suzieq_mismatches, unifab_mismatches
 from bench.results import FigureResult, Row, Target, fmt_number, to_json, to_markdown, write_results
 from bench.runner import FIGURES, load_figure
@@ -190,3 +190,9 @@ def test_every_registered_figure_has_the_module_shape() -> None:
         assert name == fig.NAME
         assert isinstance(fig.TITLE, str) and fig.TITLE
         assert callable(fig.run) and callable(fig.twin_sizes)
+
+
+def test_auto_corpus_matching_by_name_tokens() -> None:
+    assert _tokens("junos-lldp") <= _tokens("junos-qfx-19.4R1.10_leaf01_show_lldp_neighbors_detail.json")
+    assert _tokens("nxos-interfaces") <= _tokens("nxos-9.3.4_leaf01_show_interface_brief_json.json")
+    assert not _tokens("eos-config") <= _tokens("eos_avd_intended_qos.cfg")
