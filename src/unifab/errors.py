@@ -3,7 +3,8 @@
     UnifabError                 root; every error unifab raises on purpose
     ├── ParseError              raw artifact does not match its format (names source, line, expectation)
     ├── BundleError             a bundle path is missing or is not a bundle
-    └── UsageError              a command was called with arguments that cannot work
+    ├── UsageError              a command was called with arguments that cannot work
+    └── RenderError             a value cannot be written into a device's configuration language
 
 Bad input inside a bundle never escapes as an exception from a fabric-wide run: the collector turns
 a ``ParseError`` into an ``INPUT-UNREADABLE`` finding and carries on.
@@ -43,3 +44,23 @@ class BundleError(UnifabError):
 
 class UsageError(UnifabError):
     """Arguments that cannot work together, or a value out of range."""
+
+
+class RenderError(UnifabError):
+    """A value cannot be written into a device's configuration: a port or profile name outside the
+    OS's allowed pattern (it would otherwise be pasted into commands unchecked), or a profile the
+    device cannot express. ``device_os`` names the target (``sonic``, ``eos``, ``nvue``)."""
+
+    def __init__(self, device_os: str, message: str) -> None:
+        self.device_os = device_os
+        super().__init__(f"{device_os}: {message}")
+
+
+class IntentError(UsageError):
+    """An intent file (``fabric.yaml``) that cannot be used; ``problems`` holds one message per problem,
+    each naming the file, line, key path, the value and what is allowed."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("\n".join(problems))

@@ -1,15 +1,33 @@
-"""CONFIG_DB edits for a SONiC switch, as ``sonic-db-cli`` commands an operator can paste."""
+"""CONFIG_DB edits for a SONiC switch, as ``sonic-db-cli`` commands an operator can paste.
+
+Keys, fields and values come from the switch's own configuration, so every one is quoted for the
+shell (:func:`quote`, :func:`word`): a name holding a quote or a ``;`` stays one argument.
+"""
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterable
 
 from unifab.model import PfcWatchdog
 
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:,@%+=-]+")
+
+
+def quote(text: str) -> str:
+    """``text`` in single quotes, embedded single quotes escaped (``'a'"'"'b'``)."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def word(text: str) -> str:
+    """``text`` bare when it is a plain word (port names, numbers), else shell-quoted."""
+    return text if _PLAIN_WORD.fullmatch(text) else shlex.quote(text)
+
 
 def hset(key: str, field: str, value: str, *more: tuple[str, str]) -> str:
-    pairs = " ".join(f"'{f}' '{v}'" for f, v in ((field, value), *more))
-    return f"sonic-db-cli CONFIG_DB hset '{key}' {pairs}"
+    pairs = " ".join(f"{quote(f)} {quote(v)}" for f, v in ((field, value), *more))
+    return f"sonic-db-cli CONFIG_DB hset {quote(key)} {pairs}"
 
 
 def pfc_enable(port: str, priorities: Iterable[int]) -> str:
@@ -25,7 +43,7 @@ def queue_wred(port: str, queue: int, profile: str) -> str:
 
 
 def port_mtu(port: str, value: int) -> str:
-    return f"sudo config interface mtu {port} {value}"
+    return f"sudo config interface mtu {word(port)} {value}"
 
 
 def pfc_watchdog(port: str, wd: PfcWatchdog) -> str:
@@ -49,8 +67,8 @@ def wred_thresholds(profile: str, min_bytes: int, max_bytes: int) -> str:
 
 
 def port_speed(port: str, mbps: int) -> str:
-    return f"sudo config interface speed {port} {mbps}"
+    return f"sudo config interface speed {word(port)} {mbps}"
 
 
 def port_fec(port: str, fec: str) -> str:
-    return f"sudo config interface fec {port} {fec}"
+    return f"sudo config interface fec {word(port)} {word(fec)}"

@@ -31,6 +31,9 @@ class SwitchCli(Protocol):
     def cable_length(self, port: str, metres: int) -> Commands: ...
 
 
+_w = sonic.word
+
+
 def _csv(priorities: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(priorities))
 
@@ -137,62 +140,66 @@ class EosCli:
 
 
 class NvueCli:
-    """``nv set`` commands; the QoS profile is the one the port's mapping uses (``default-global`` by default)."""
+    """``nv set`` commands; the QoS profile is the one the port's mapping uses (``default-global`` by default).
+
+    ``nv`` runs in a shell, so interface and profile names (read from the switch's configuration) are
+    shell-quoted when they are not plain words.
+    """
 
     APPLY = "nv config apply"
 
     def trust_dscp(self, port: str, map_name: str) -> Commands:
-        return (f"nv set qos mapping {map_name} trust l3", self.APPLY)
+        return (f"nv set qos mapping {_w(map_name)} trust l3", self.APPLY)
 
     def pfc_enable(self, port: str, priorities: Iterable[int], map_name: str | None = None) -> Commands:
         profile = map_name or "default-global"
         wanted = _csv(priorities)
         if not wanted:
-            return (f"nv unset qos pfc {profile}", self.APPLY)
+            return (f"nv unset qos pfc {_w(profile)}", self.APPLY)
         return (
-            f"nv set qos pfc {profile} switch-priority {wanted}",
-            f"nv set qos pfc {profile} tx enable",
-            f"nv set qos pfc {profile} rx enable",
+            f"nv set qos pfc {_w(profile)} switch-priority {wanted}",
+            f"nv set qos pfc {_w(profile)} tx enable",
+            f"nv set qos pfc {_w(profile)} rx enable",
             self.APPLY,
         )
 
     def dscp_to_tc(self, map_name: str, dscp: int, tc: int) -> Commands:
-        return (f"nv set qos mapping {map_name} dscp {dscp} switch-priority {tc}", self.APPLY)
+        return (f"nv set qos mapping {_w(map_name)} dscp {dscp} switch-priority {tc}", self.APPLY)
 
     def queue_ecn(self, port: str, queue: int, profile: str, min_bytes: int, max_bytes: int) -> Commands:
         return (
-            f"nv set qos congestion-control {profile} traffic-class {queue} min-threshold {min_bytes} "
+            f"nv set qos congestion-control {_w(profile)} traffic-class {queue} min-threshold {min_bytes} "
             f"max-threshold {max_bytes} probability 100",
             self.APPLY,
         )
 
     def ecn_thresholds(self, profile: str, queue: int, min_bytes: int, max_bytes: int) -> Commands:
         return (
-            f"nv set qos congestion-control {profile} traffic-class {queue} min-threshold {min_bytes} "
+            f"nv set qos congestion-control {_w(profile)} traffic-class {queue} min-threshold {min_bytes} "
             f"max-threshold {max_bytes}",
             self.APPLY,
         )
 
     def ecn_probability(self, profile: str, queue: int, percent: int) -> Commands:
-        return (f"nv set qos congestion-control {profile} traffic-class {queue} probability {percent}", self.APPLY)
+        return (f"nv set qos congestion-control {_w(profile)} traffic-class {queue} probability {percent}", self.APPLY)
 
     def queue_strict(self, port: str, queue: int, scheduler: str | None) -> Commands:
         return (
-            f"nv set qos egress-scheduler {scheduler or 'default-global'} traffic-class {queue} mode strict",
+            f"nv set qos egress-scheduler {_w(scheduler or 'default-global')} traffic-class {queue} mode strict",
             self.APPLY,
         )
 
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:
-        return (f"nv set interface {port} qos pfc-watchdog", self.APPLY)
+        return (f"nv set interface {_w(port)} qos pfc-watchdog", self.APPLY)
 
     def port_mtu(self, port: str, mtu: int) -> Commands:
-        return (f"nv set interface {port} link mtu {mtu}", self.APPLY)
+        return (f"nv set interface {_w(port)} link mtu {mtu}", self.APPLY)
 
     def port_speed(self, port: str, mbps: int) -> Commands:
-        return (f"nv set interface {port} link speed {mbps // 1000}G", self.APPLY)
+        return (f"nv set interface {_w(port)} link speed {mbps // 1000}G", self.APPLY)
 
     def port_fec(self, port: str, fec: str) -> Commands:
-        return (f"nv set interface {port} link fec {'baser' if fec == 'fc' else fec}", self.APPLY)
+        return (f"nv set interface {_w(port)} link fec {'baser' if fec == 'fc' else fec}", self.APPLY)
 
     def cable_length(self, port: str, metres: int) -> Commands:
         return (f"nv set qos pfc default-global cable-length {metres}", self.APPLY)

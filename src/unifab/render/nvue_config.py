@@ -1,0 +1,266 @@
+"""NVIDIA Cumulus Linux (NVUE) configuration for a set of lossless RoCE ports: ``nv set`` commands and
+the ``nv config show -o yaml`` the switch prints after applying them.
+
+The configuration is built as :mod:`unifab.parse.switch.nvue` records and printed by that module's
+``render``, so the project's parser reads it back exactly; :func:`render_nv_set` spells the same tree
+as ``nv set`` commands. For profile ``NAME`` (reference switch-qos §3):
+
+* ``qos roce mode lossless``: NVUE's RoCE mode, which sets up the lossless buffer pools (RoCE can only
+  be configured through NVUE, and the pools are ASIC-specific);
+* ``qos mapping NAME``: ``trust l3`` and DSCP → switch priority (the profile's ``dscp_to_priority``);
+  ``qos egress-queue-mapping default-global``: switch priority → traffic class (egress queue) for
+  every priority (NVUE has this one map only, so it is switch-wide);
+* ``qos pfc NAME-<m>m``: the lossless switch priorities, rx and tx, and the port's cable length
+  (NVUE sizes the headroom from it); one profile per cable length;
+* ``qos congestion-control NAME``: ECN (RED off) with min/max thresholds in bytes and probability;
+* ``qos egress-scheduler NAME``: ``strict``, or ``dwrr`` with ``bw-percent``;
+* ``interface <swp> qos pfc-watchdog`` and the global ``qos pfc-watchdog polling-interval``/
+  ``robustness`` whose product is the detection time (NVUE has no action or restoration time);
+* ``interface <swp> link mtu``; the link speed is the port's own and is not written.
+
+:func:`render_nvue_yaml` with ``current_yaml`` merges into the switch's configuration: the rendered
+profiles, RoCE mode, egress-queue mapping and watchdog timers replace theirs; a rendered interface keeps
+its non-QoS settings (description, addresses, speed) but its ``qos`` subtree is the rendered one; an
+interface range key that covers rendered and other ports is split so the others keep theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from unifab.errors import ParseError, RenderError
+from unifab.parse.switch import nvue
+from unifab.render.profile import PortSpec, QosProfile
+from unifab.render.switch_qos import SwitchQos, check_name, derive, natural_key, sorted_ports
+
+__all__ = ["PORT_NAME", "PROFILE_NAME", "pfcwd_timers", "render_nv_set", "render_nvue_yaml"]
+
+OS = "nvue"
+PORT_NAME = re.compile(r"swp\d{1,3}(s\d{1,2})?")
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}")
+MTU_RANGE = (552, 9216)
+ROCE_MODE = "lossless"
+PREFERRED_POLL_MS = nvue.DEFAULT_PFCWD_POLLING_INTERVAL_MS
+# libyaml's safe loader and dumper when PyYAML has them (20x faster on a 64-port switch), else Python's
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_PROFILE_KINDS = ("mapping", "pfc", "congestion-control", "egress-scheduler")
+_GLOBAL_KINDS = ("roce", "egress-queue-mapping", "pfc-watchdog")
+
+
+def pfcwd_timers(detection_ms: int) -> tuple[int, int]:
+    """(polling-interval ms, robustness polls) whose product is ``detection_ms``: NVUE's 100 ms poll when
+    it divides, else the largest robustness of 3, 2 or 1 that does."""
+    if detection_ms <= 0:
+        raise RenderError(OS, f"PFC watchdog detection time must be positive, got {detection_ms} ms")
+    if detection_ms % PREFERRED_POLL_MS == 0:
+        return PREFERRED_POLL_MS, detection_ms // PREFERRED_POLL_MS
+    robustness = next(r for r in (3, 2, 1) if detection_ms % r == 0)
+    return detection_ms // robustness, robustness
+
+
+def _records(ports: Sequence[PortSpec], profile: QosProfile) -> tuple[nvue.NvueConfig, SwitchQos]:
+    name = check_name(OS, "profile name", profile.name, PROFILE_NAME, "letters, digits, '_' or '-', up to 56")
+    if name == nvue.DEFAULT_PROFILE:
+        raise RenderError(OS, f"profile name {name!r} is NVUE's built-in profile; choose another")
+    sq = derive(profile, OS, MTU_RANGE)
+    specs = sorted_ports(OS, ports, PORT_NAME, "swp<n> or swp<n>s<m>")
+    ecn = {
+        q: nvue.NvueEcn(
+            enabled=True, min_bytes=e.min_bytes, max_bytes=e.max_bytes, probability=e.max_probability, red_enabled=False
+        )
+        for q, e in sq.ecn.items()
+    }
+    schedulers = {q: nvue.NvueScheduler("strict", None) for q in sq.strict}
+    schedulers |= {q: nvue.NvueScheduler("dwrr", w) for q, w in sq.weights.items()}
+    interfaces: dict[str, nvue.NvueInterfaceQos] = {}
+    for spec in specs:
+        cable = sq.cable_m(profile, spec)
+        interfaces[spec.name] = nvue.NvueInterfaceQos(
+            interface=spec.name,
+            mtu=sq.mtu,
+            speed_mbps=spec.speed_mbps,
+            trust="l3",
+            dscp_to_tc=dict(sq.dscp_to_priority),
+            pcp_to_tc=dict(nvue.DEFAULT_PCP_TO_SP),
+            port_default_sp=0,
+            tc_to_queue=dict(sq.queue_of),
+            pfc_enabled=frozenset(sq.lossless),
+            pfc_rx=True,
+            pfc_tx=True,
+            pfc_cable_length_m=cable,
+            ecn=dict(sorted(ecn.items())),
+            schedulers=dict(sorted(schedulers.items())),
+            pfcwd=sq.pfcwd is not None,
+            mapping_profile=name,
+            pfc_profile=f"{name}-{cable}m",
+            congestion_control_profile=name,
+            egress_scheduler_profile=name,
+        )
+    poll, robustness = (
+        (nvue.DEFAULT_PFCWD_POLLING_INTERVAL_MS, nvue.DEFAULT_PFCWD_ROBUSTNESS)
+        if sq.pfcwd is None
+        else pfcwd_timers(sq.pfcwd.detection_ms)
+    )
+    cfg = nvue.NvueConfig(
+        version=None,
+        hostname=None,
+        roce_enabled=True,
+        roce_mode=ROCE_MODE,
+        pfcwd_polling_interval_ms=poll,
+        pfcwd_robustness=robustness,
+        interfaces=interfaces,
+    )
+    return cfg, sq
+
+
+def _set_body(ports: Sequence[PortSpec], profile: QosProfile) -> dict[str, Any]:
+    """The ``set`` tree the profile writes (link speed left out, RoCE as ``roce mode``)."""
+    cfg, sq = _records(ports, profile)
+    doc = yaml.load(nvue.render(cfg), Loader=_Loader)  # _Loader is a safe loader
+    body: dict[str, Any] = next((item["set"] for item in doc if "set" in item), {}) or {}
+    qos = body.setdefault("qos", {})
+    qos["roce"] = {"mode": ROCE_MODE}
+    # every DSCP is written: the map must not depend on NVUE's default (dscp >> 3, reference §3)
+    for mapping in qos.get("mapping", {}).values():
+        mapping["dscp"] = {str(d): {"switch-priority": p} for d, p in sq.dscp_to_priority.items()}
+    # the egress-queue map is written in full: it must not depend on the mode's defaults
+    qos["egress-queue-mapping"] = {
+        nvue.DEFAULT_PROFILE: {"switch-priority": {str(p): {"traffic-class": q} for p, q in sq.queue_of.items()}}
+    }
+    if sq.pfcwd is not None:  # written even when equal to NVUE's defaults: the detection time depends on them
+        qos["pfc-watchdog"] = {
+            "polling-interval": cfg.pfcwd_polling_interval_ms,
+            "robustness": cfg.pfcwd_robustness,
+        }
+    for iface in (body.get("interface") or {}).values():
+        iface.get("link", {}).pop("speed", None)
+        if "pfc-watchdog" in iface.get("qos", {}):
+            iface["qos"]["pfc-watchdog"] = {}  # `nv set interface <if> qos pfc-watchdog` (reference §3)
+    return body
+
+
+def render_nv_set(ports: Sequence[PortSpec], profile: QosProfile) -> list[str]:
+    """``nv set`` commands that make ``ports`` lossless RoCE ports running ``profile``, then ``nv config apply``.
+
+    Raises :class:`~unifab.errors.RenderError` for a port that is not ``swp<n>[s<m>]``, a profile
+    name NVUE would not take, or a profile a switch cannot run.
+    """
+    commands: list[str] = []
+    _flatten(_set_body(ports, profile), [], commands)
+    return [*commands, "nv config apply"]
+
+
+def _flatten(node: Mapping[str, Any], path: list[str], out: list[str]) -> None:
+    for key in sorted(node, key=lambda k: natural_key(str(k))):
+        value = node[key]
+        here = [*path, str(key)]
+        if isinstance(value, Mapping):
+            if value:
+                _flatten(value, here, out)
+            else:
+                out.append("nv set " + " ".join(here))
+        else:
+            out.append("nv set " + " ".join([*here, _word(value)]))
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def render_nvue_yaml(ports: Sequence[PortSpec], profile: QosProfile, current_yaml: str | None = None) -> str:
+    """What ``nv config show -o yaml`` prints after :func:`render_nv_set` is applied to ``current_yaml``
+    (an empty configuration when ``None``). A ``current_yaml`` that is not an NVUE configuration raises
+    :class:`~unifab.errors.ParseError`."""
+    rendered = _set_body(ports, profile)
+    header: dict[str, Any] = dict(nvue.RENDER_HEADER)
+    body: dict[str, Any] = {}
+    if current_yaml is not None:
+        header, body = _load(current_yaml)
+    merged = _merge(body, rendered)
+    doc = [{"header": header}, {"set": merged}]
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=True, default_flow_style=False)
+
+
+def _load(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        doc = yaml.load(text, Loader=_Loader)  # _Loader is a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ParseError("<current nvue yaml>", f"YAML ({exc})", line=None if mark is None else mark.line + 1) from None
+    if doc is None:
+        return dict(nvue.RENDER_HEADER), {}
+    if isinstance(doc, dict):  # the REST API's revision object: the set tree alone
+        return dict(nvue.RENDER_HEADER), copy.deepcopy(doc)
+    if not isinstance(doc, list) or not all(isinstance(item, dict) for item in doc):
+        raise ParseError("<current nvue yaml>", "a list of {header: ...} and {set: ...} items, or a set object")
+    header: dict[str, Any] = dict(nvue.RENDER_HEADER)
+    body: dict[str, Any] = {}
+    for item in doc:
+        if isinstance(item.get("header"), dict):
+            header = dict(item["header"])
+        if isinstance(item.get("set"), dict):
+            _deep_merge(body, copy.deepcopy(item["set"]))
+    return header, body
+
+
+def _deep_merge(into: dict[str, Any], more: Mapping[str, Any]) -> None:
+    for key, value in more.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        else:
+            into[key] = copy.deepcopy(value)
+
+
+def _merge(current: dict[str, Any], rendered: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(current)
+    qos = out.get("qos")
+    if not isinstance(qos, dict):
+        qos = out["qos"] = {}
+    new_qos = rendered.get("qos", {})
+    for kind in _PROFILE_KINDS:
+        for name, value in (new_qos.get(kind) or {}).items():
+            profiles = qos.get(kind)
+            if not isinstance(profiles, dict):
+                profiles = qos[kind] = {}
+            profiles[name] = copy.deepcopy(value)
+    for kind in _GLOBAL_KINDS:
+        if kind in new_qos:
+            qos[kind] = copy.deepcopy(new_qos[kind])
+    new_ifaces: Mapping[str, Any] = rendered.get("interface") or {}
+    wanted: dict[str, Mapping[str, Any]] = {}
+    for key, body in new_ifaces.items():
+        for name in nvue.expand_interfaces(key):
+            wanted[name] = body
+    ifaces = out.get("interface")
+    if not isinstance(ifaces, dict):
+        ifaces = out["interface"] = {}
+    existing: dict[str, Any] = {}
+    for key in list(ifaces):
+        try:
+            names = nvue.expand_interfaces(str(key))
+        except ValueError:
+            continue
+        if not set(names) & set(wanted):
+            continue
+        body = ifaces.pop(key)
+        for name in names:
+            if name in wanted:
+                if isinstance(body, dict):
+                    _deep_merge(existing.setdefault(name, {}), body)
+            else:
+                ifaces.setdefault(name, copy.deepcopy(body))
+    for name, body in wanted.items():
+        merged = existing.get(name, {})
+        merged.pop("qos", None)  # the interface's QoS is the rendered one
+        _deep_merge(merged, body)
+        ifaces[name] = merged
+    out["interface"] = dict(sorted(ifaces.items(), key=lambda kv: natural_key(str(kv[0]))))
+    return out
