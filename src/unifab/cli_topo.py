@@ -1,5 +1,8 @@
 """``unifab topo ...``: planned vs. discovered cabling (wired into the main CLI as the ``topo`` group).
 
+``diff`` compares the plan with LLDP / ibnetdiscover, ``plan`` writes a plan (rail template, NetBox or
+Nautobot, a known-good ibnetdiscover, PTM topology.dot), ``show`` draws the rails (table, JSON, SVG).
+
 Exit codes as in :mod:`unifab.cli`: 0 clean, 1 differences at or above ``--fail-on``, 2 usage or input error.
 """
 
@@ -21,7 +24,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 topo_app = typer.Typer(
     help="Topology truth: the planned cabling against what LLDP sees, rails and link speed.\n\n"
-    "Example: unifab topo diff ./bundle",
+    "Example: unifab topo diff ./bundle  |  unifab topo plan --gpus 256 --out plan/  |  "
+    "unifab topo show ./bundle --rail-map rails.svg",
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -47,6 +51,9 @@ KIND_TITLES = {
     "TOPO-MISWIRED": "miswired",
     "TOPO-RAIL": "off its rail",
     "TOPO-DEGRADED": "degraded link",
+    "TOPO-PCIE-AFFINITY": "GPU↔NIC affinity",
+    "TOPO-NCCL-HCA": "NCCL NIC selection",
+    "TOPO-UPLINKS": "leaf uplinks below plan",
 }
 
 
@@ -102,7 +109,10 @@ def _print_table(console: Console, findings: list[Finding], has_plan: bool) -> N
     from rich.table import Table
 
     if not has_plan:
-        console.print("[yellow]no planned cabling in the bundle (plan/cabling.csv): only rails and speed compared[/]")
+        console.print(
+            "[yellow]no planned cabling in the bundle (plan/cabling.csv or plan/topology.dot): "
+            "only rails and speed compared[/]"
+        )
     if not findings:
         console.print("[green]cabling matches: no topology differences[/]")
         return
@@ -123,7 +133,12 @@ def _print_table(console: Console, findings: list[Finding], has_plan: bool) -> N
 
 @topo_app.command("diff")
 def diff(
-    bundle: Annotated[Path, typer.Argument(help="Bundle directory with plan/cabling.csv and the devices' LLDP.")],
+    bundle: Annotated[
+        Path,
+        typer.Argument(
+            help="Bundle directory: plan/cabling.csv and/or plan/topology.dot, the devices' LLDP, ib/ibnetdiscover.txt."
+        ),
+    ],
     output: Annotated[TopoFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
         TopoFormat.TABLE
     ),
@@ -159,3 +174,236 @@ def diff(
         raise typer.Exit(EXIT_CLEAN)
     threshold = Severity(fail_on.value).rank
     raise typer.Exit(EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else EXIT_CLEAN)
+
+
+class PlanFormat(enum.StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+@topo_app.command("plan")
+def plan(
+    gpus: Annotated[int | None, typer.Option(help="Rail-optimized template: GPUs (a multiple of 8).")] = None,
+    rails: Annotated[int, typer.Option(help="NICs (rails) per 8-GPU host: 8 on DGX/HGX.")] = 8,
+    su_size: Annotated[int, typer.Option(help="Hosts per scalable unit (32 in the SuperPOD reference).")] = 32,
+    spines: Annotated[
+        int | None, typer.Option(help="Spine switches (default 8, fewer if leaves have fewer uplinks).")
+    ] = None,
+    from_netbox: Annotated[
+        str | None, typer.Option("--from-netbox", help="NetBox/Nautobot base URL: read its /api/dcim/cables/.")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="UNIFAB_NETBOX_TOKEN", help="API token (or env UNIFAB_NETBOX_TOKEN).")
+    ] = None,
+    nautobot: Annotated[bool, typer.Option("--nautobot", help="The URL is Nautobot (asks for depth=2).")] = False,
+    page_size: Annotated[int, typer.Option(help="Cables per API page.")] = 1000,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify the API's TLS certificate.")] = False,
+    from_ibnetdiscover: Annotated[
+        Path | None, typer.Option("--from-ibnetdiscover", help="Plan = the cables of a known-good ibnetdiscover file.")
+    ] = None,
+    from_dot: Annotated[Path | None, typer.Option("--from-dot", help="Plan = a PTM topology.dot file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="cabling.csv to write (a directory gets DIR/cabling.csv).")
+    ] = None,
+    output: Annotated[PlanFormat, typer.Option("--format", "-f", help="Summary as table or json.")] = PlanFormat.TABLE,
+) -> None:
+    """Write a planned cabling (plan/cabling.csv) from a template, NetBox/Nautobot, ibnetdiscover or PTM dot.
+
+    Exactly one source. Without --out the CSV goes to stdout; with it, a summary is printed.
+
+    Example: unifab topo plan --gpus 256 --rails 8 --su-size 32 --spines 8 --out bundle/plan/
+    Example: UNIFAB_NETBOX_TOKEN=... unifab topo plan --from-netbox https://netbox.example.com --out plan/cabling.csv
+    """
+    from unifab.errors import UnifabError
+    from unifab.parse.plan import cabling
+
+    sources = [x for x in (gpus, from_netbox, from_ibnetdiscover, from_dot) if x is not None]
+    if len(sources) != 1:
+        raise _fail(
+            "give exactly one source: --gpus N, --from-netbox URL, --from-ibnetdiscover FILE or --from-dot FILE"
+        )
+    try:
+        cables, summary = _plan_cables(
+            gpus,
+            rails,
+            su_size,
+            spines,
+            from_netbox,
+            token,
+            nautobot,
+            page_size,
+            insecure,
+            from_ibnetdiscover,
+            from_dot,
+        )
+    except UnifabError as exc:
+        raise _fail(str(exc)) from None
+    text = cabling.render(cables)
+    if out is None:
+        sys.stdout.write(text)
+        raise typer.Exit(EXIT_CLEAN)
+    target = out / "cabling.csv" if out.is_dir() or str(out).endswith("/") else out
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {target}: {exc.strerror}") from None
+    summary = {"out": str(target), "cables": len(cables), **summary}
+    if output is PlanFormat.JSON:
+        from unifab.jsonify import dumps
+
+        sys.stdout.write(dumps(summary) + "\n")
+    else:
+        console = _console()
+        console.print(f"[green]wrote {len(cables)} planned cables to {target}[/]")
+        for key, value in summary.items():
+            if key not in ("out", "cables", "skipped"):
+                console.print(f"  {key}: {value}")
+        for skipped in summary.get("skipped", []):
+            console.print(f"  [yellow]skipped cable {skipped['cable']}: {skipped['reason']}[/]")
+    raise typer.Exit(EXIT_CLEAN)
+
+
+def _plan_cables(
+    gpus: int | None,
+    rails: int,
+    su_size: int,
+    spines: int | None,
+    netbox_url: str | None,
+    token: str | None,
+    nautobot: bool,
+    page_size: int,
+    insecure: bool,
+    ibnetdiscover_file: Path | None,
+    dot_file: Path | None,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The cables of the one source given, and what to tell about them."""
+    from unifab.errors import UsageError
+
+    if gpus is not None:
+        from unifab.parse.plan import rail_template
+
+        shape = rail_template.shape(gpus, rails, su_size, spines)
+        summary: dict[str, Any] = {
+            "hosts": shape.hosts,
+            "scalable_units": shape.scalable_units,
+            "leaves": shape.leaves,
+            "spines": shape.spines,
+            "uplinks_per_leaf": shape.uplinks_per_leaf,
+        }
+        return rail_template.plan(shape), summary
+    if netbox_url is not None:
+        from unifab.collect.netbox import TOKEN_ENV, fetch_cables
+        from unifab.parse.plan import netbox_cables
+
+        if not token:
+            raise UsageError(f"--from-netbox needs an API token: --token or the {TOKEN_ENV} environment variable")
+        fetched = fetch_cables(netbox_url, token, nautobot=nautobot, page_size=page_size, verify=not insecure)
+        cables, skipped = netbox_cables.planned(fetched.cables)
+        summary = {
+            "pages": fetched.pages,
+            "source_cables": len(fetched.cables),
+            "skipped": [{"cable": s.cable, "reason": s.reason} for s in skipped],
+        }
+        return cables, summary
+    path = ibnetdiscover_file if ibnetdiscover_file is not None else dot_file
+    assert path is not None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if ibnetdiscover_file is not None:
+        from unifab.parse.ib import ibnetdiscover
+        from unifab.parse.plan.cabling import PlannedCable
+
+        named = ibnetdiscover.named_links(ibnetdiscover.parse(text, str(path)))
+        return tuple(PlannedCable(lk.a_node, lk.a_port, lk.b_node, lk.b_port, None) for lk in named), {}
+    from unifab.parse.plan import topology_dot
+
+    return topology_dot.parse(text, str(path)).planned(), {}
+
+
+@topo_app.command("show")
+def show(
+    bundle: Annotated[Path, typer.Argument(help="Bundle directory.")],
+    rail_map: Annotated[
+        Path | None, typer.Option("--rail-map", help="Write the rail map picture (SVG) to this file.")
+    ] = None,
+    output: Annotated[TopoFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
+        TopoFormat.TABLE
+    ),
+    fail_on: Annotated[
+        TopoFailOn, typer.Option(help="Exit 1 when a finding is at least this severe.")
+    ] = TopoFailOn.ERROR,
+) -> None:
+    """The rails at a glance: scalable units by rails, one cell per leaf, colored by the worst finding of all checks.
+
+    Example: unifab topo show ./bundle --rail-map rails.svg --format json
+    """
+    from unifab.checks.runner import run_checks
+    from unifab.collect.bundle import load_bundle
+    from unifab.errors import UnifabError
+    from unifab.model import Severity
+    from unifab.report import railmap
+
+    try:
+        fabric = load_bundle(bundle)
+    except UnifabError as exc:
+        raise _fail(str(exc)) from None
+    findings = run_checks(fabric)
+    grid = railmap.rail_grid(fabric, findings)
+    units, rails = len(grid.units), len(grid.rails)
+    title = (
+        f"Rail map of {bundle.name or bundle}: {units} scalable unit{'s' * (units != 1)} × "
+        f"{rails} rail{'s' * (rails != 1)}"
+    )
+    doc = railmap.grid_json(grid, title)
+    if rail_map is not None:
+        try:
+            rail_map.write_text(railmap.render_svg(grid, title), encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"cannot write {rail_map}: {exc.strerror}") from None
+        doc["rail_map"] = str(rail_map)
+    if output is TopoFormat.JSON:
+        from unifab.jsonify import dumps
+
+        sys.stdout.write(dumps(doc) + "\n")
+    else:
+        _print_grid(_console(), doc)
+    if fail_on is TopoFailOn.NEVER:
+        raise typer.Exit(EXIT_CLEAN)
+    threshold = Severity(fail_on.value).rank
+    raise typer.Exit(EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else EXIT_CLEAN)
+
+
+_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green"}
+
+
+def _print_grid(console: Console, doc: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=doc["title"], show_lines=False)
+    table.add_column("SU")
+    for rail in doc["rails"]:
+        table.add_column(f"rail {rail}" if rail is not None else "rail ?", overflow="fold")
+    for unit in doc["scalable_units"]:
+        by_rail = {c["rail"]: c for c in unit["leaves"]}
+        row = [unit["su"]]
+        for rail in doc["rails"]:
+            cell = by_rail.get(rail)
+            if cell is None:
+                row.append("")
+                continue
+            bad = sum(n for k, n in cell["host_links_by_severity"].items() if k != "ok")
+            style = _STYLE[cell["severity"]]
+            row.append(f"[{style}]{cell['severity']}[/] {bad}/{cell['host_links']}")
+        table.add_row(*row)
+    console.print(table)
+    s = doc["summary"]
+    spines = ", ".join(f"{sp['spine']}:{sp['severity']}" for sp in doc["spines"] if sp["severity"] != "ok")
+    console.print(
+        f"{s['leaves']} leaves, {s['spines']} spines ({spines or 'all clean'}); cells: worst severity, "
+        "flagged/total host links"
+    )
+    if "rail_map" in doc:
+        console.print(f"rail map written to {doc['rail_map']}")

@@ -105,6 +105,28 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "sysfs-ecn": ("roce_np/enable/3: 1\nroce_rp/enable/3: 1\nroce_np/cnp_dscp: 48\n",),
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
+    # PTM: the topology.dot and ptmctl parts of vendor-docs/ptmctl_d_and_topology_dot.txt, verbatim.
+    "topology-dot": (
+        "# /etc/ptm.d/topology.dot (example with per-port LLDP match parameters)\ngraph G {\n"
+        '          "cumulus-1":"swp44" -- "cumulus-2":"swp20" [LLDP="match_hostname=fqdn"]\n'
+        '          "cumulus-1":"swp46" -- "cumulus-2":"swp22" [LLDP="match_type=portdescr"]\n}\n',
+    ),
+    "ptmctl": (
+        "cumulus@switch:~$ sudo ptmctl -d\n\n" + "-" * 86 + "\n"
+        "port  cbl    exp     act      sysname  portID  portDescr  match  last    BFD   BFD\n"
+        "      status nbr     nbr                                  on     upd     Type  state\n" + "-" * 86 + "\n"
+        "swp45 pass   h1:swp1 h1:swp1  h1       swp1    swp1       IfName 5m: 5s  N/A   N/A\n"
+        "swp46 fail   h2:swp1 h2:swp1  h2       swp1    swp1       IfName 5m: 5s  N/A   N/A\n",
+    ),
+    # The first cable of pynetbox's recorded list page (tests/collect/data/netbox/pynetbox_cables.json).
+    "netbox-cables": (
+        '{"count": 1, "next": null, "previous": null, "results": [{"id": 1, "termination_a_type": '
+        '"dcim.consoleport", "termination_a_id": 1, "termination_a": {"id": 1, "device": {"id": 1, "name": '
+        '"tst1-test1"}, "name": "Console", "cable": 1}, "termination_b_type": "dcim.consoleserverport", '
+        '"termination_b_id": 2, "termination_b": {"id": 2, "device": {"id": 2, "name": "tst1-test2"}, '
+        '"name": "Port 10", "cable": 1}, "type": null, "status": {"value": true, "label": "Connected"}, '
+        '"label": "", "color": "", "length": null, "length_unit": null}]}',
+    ),
     "nvue": (
         "qos:\n  roce:\n    enable: on\n    mode: lossless\ninterface:\n  swp1-4:\n    type: swp\n    link:\n"
         "      mtu: 9216\n      speed: 400G\n",

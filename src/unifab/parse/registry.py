@@ -56,6 +56,15 @@ FORMATS: dict[str, Format] = {
         Format("sonic-qos", "unifab.parse.switch.sonic_qos", "SONiC CONFIG_DB resolved to per-port QoS"),
         Format("cabling-csv", "unifab.parse.plan.cabling", "plan/cabling.csv"),
         Format(
+            "topology-dot", "unifab.parse.plan.topology_dot", "Cumulus PTM /etc/ptm.d/topology.dot (plan/topology.dot)"
+        ),
+        Format("ptmctl", "unifab.parse.plan.ptmctl", "Cumulus PTM ptmctl [-d|-l] tables: per-port cable pass/fail"),
+        Format(
+            "netbox-cables",
+            "unifab.parse.plan.netbox_cables",
+            "NetBox/Nautobot /api/dcim/cables/ JSON (a page or a list)",
+        ),
+        Format(
             "junos-lldp", "unifab.parse.switch.junos", "Junos show lldp neighbors [detail] (| display json, or CLI)"
         ),
         Format(

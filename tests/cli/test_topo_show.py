@@ -1,0 +1,39 @@
+"""``unifab topo show``: the rail grid as table and JSON, the SVG written, exit codes."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from unifab.cli_topo import topo_app
+
+runner = CliRunner()
+app = typer.Typer()
+app.add_typer(topo_app, name="topo")
+
+
+def test_show_json_and_svg(twin_bundle: Path, tmp_path: Path) -> None:
+    svg = tmp_path / "rails.svg"
+    result = runner.invoke(app, ["topo", "show", str(twin_bundle), "--rail-map", str(svg), "--format", "json"])
+    assert result.exit_code == 1, result.output  # the session twin carries every scenario
+    doc = json.loads(result.output)
+    assert doc["rail_map"] == str(svg)
+    assert doc["summary"]["leaves"] == 8 and doc["rails"] == list(range(8))
+    cells = [c for su in doc["scalable_units"] for c in su["leaves"]]
+    assert any(c["severity"] != "ok" for c in cells)
+    root = ET.parse(svg).getroot()
+    drawn = {g.get("data-leaf"): g.get("data-severity") for g in root.iter("{http://www.w3.org/2000/svg}g")}
+    assert {c["leaf"]: c["severity"] for c in cells}.items() <= drawn.items()
+
+
+def test_show_table_and_exit_codes(twin_bundle: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["topo", "show", str(twin_bundle), "--fail-on", "never"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "rail 7" in result.output and "su1" in result.output and "leaves" in result.output
+    assert runner.invoke(app, ["topo", "show", str(tmp_path / "nope")]).exit_code == 2
+    help_text = runner.invoke(app, ["topo", "show", "--help"]).output
+    assert "Example: unifab topo show" in help_text
