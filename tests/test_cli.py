@@ -68,7 +68,8 @@ def test_check_json_and_exit_codes(twin_bundle: Path) -> None:
         assert {"a", "b"} <= set(finding["evidence"]), "evidence from both ends"
         assert finding["fix"] and all(fx["device"] and fx["commands"] for fx in finding["fix"])
     kinds = {f["subject"]["kind"] for f in doc["findings"]}
-    assert kinds == {"link", "switch", "job"}  # a lossy DSCP map is one finding about its switch
+    # a lossy DSCP map is one finding about its switch, a GPU seated away from its NIC one about its host
+    assert kinds == {"link", "switch", "job", "host"}
     assert doc["summary"]["findings"] == len(doc["findings"])
     never = runner.invoke(app, ["check", str(twin_bundle), "--format", "json", "--fail-on", "never"])
     assert never.exit_code == 0

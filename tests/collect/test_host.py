@@ -6,12 +6,16 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import pytest
 
 from unifab.collect.bundle import load_bundle
-from unifab.model import Fabric
+from unifab.model import Fabric, PcieLink
 from unifab.twin.cluster import ROCE_PRIO, build
 from unifab.twin.generate import generate
+from unifab.twin.host_nic_vendor_files import OFED_MLX5_VERSION
+from unifab.twin.host_pci_files import GPU_PRODUCT, gpu_uuid
+from unifab.twin.topology_scenarios import DEGRADED_SPEED_MBPS
 from unifab.twin.writer import write_bundle
 
 HOST = "gpu001"
@@ -49,16 +53,20 @@ def _only_input_findings(fabric: Fabric) -> list[tuple[str, str, int | None]]:
 def test_twin_fills_nic_gpu_and_host_fields(twin_bundle: Path) -> None:
     fabric = load_bundle(twin_bundle)
     assert fabric.input_findings == []
+    truth = orjson.loads((twin_bundle / "truth.json").read_bytes())
+    moved = {e for m in truth["misconfigurations"] if m["check"] == "TOPO-PCIE-AFFINITY" for e in m["entities"]}
     for host in fabric.hosts.values():
         assert sorted(host.gpus) == list(range(8))
         for i, gpu in host.gpus.items():
             assert gpu.id == f"gpu:{host.name}:{i}"
-            assert (gpu.nic, gpu.nic_relation, gpu.numa_node) == (f"mlx5_{i}", "PIX", i // 4)
+            if gpu.id not in moved:  # the pcie-affinity scenario seats a few GPUs away from their NIC
+                assert (gpu.nic, gpu.nic_relation, gpu.numa_node) == (f"mlx5_{i}", "PIX", i // 4)
             assert gpu.pci_bus_id is not None
         for nic in host.nics.values():
             assert nic.pci_address is not None and nic.numa_node == host.gpus[int(nic.netdev[3:])].numa_node
             assert (nic.fw_ver, nic.vendor_part_id, nic.board_id) == ("28.39.1002", 4129, "MT_0000000838")
-            assert (nic.link_layer, nic.port_state, nic.speed_mbps) == ("Ethernet", "ACTIVE", 400_000)
+            assert (nic.link_layer, nic.port_state) == ("Ethernet", "ACTIVE")
+            assert nic.speed_mbps in (400_000, DEGRADED_SPEED_MBPS)  # the degraded-link scenario halves a few
             assert nic.active_mtu == (4096 if nic.mtu == 9000 else 1024)
             assert [g.index for g in nic.gids] == [0, 1, 2, 3]
             assert {g.version for g in nic.gids} == {"v1", "v2"} and all(g.netdev == nic.netdev for g in nic.gids)
@@ -73,7 +81,11 @@ def test_twin_fills_nic_gpu_and_host_fields(twin_bundle: Path) -> None:
     gpu5 = fabric.hosts[HOST].gpus[5]
     assert nic.rdma_dev == "mlx5_5" and nic.numa_node == gpu5.numa_node == 1
     assert nic.pci_address == "0000:a8:00.0" and gpu5.pci_bus_id == "0000:a9:00.0"
-    assert nic.pcie is None  # the twin writes no lspci
+    gen5_x16 = PcieLink(speed_gts=32.0, width=16, max_speed_gts=32.0, max_width=16, downgraded=False)
+    assert nic.pcie == gpu5.pcie == gen5_x16  # from cmd/lspci-vvv.txt
+    assert (nic.driver, nic.driver_version) == ("mlx5_core", OFED_MLX5_VERSION)
+    assert (gpu5.name, gpu5.uuid) == (GPU_PRODUCT, gpu_uuid(0, 5))  # from cmd/nvidia-smi-q.xml
+    assert fabric.hosts[HOST].acs_enabled_bridges == ()
     assert nic.transceiver is not None and nic.transceiver.module_state == "ModuleReady"
 
 
@@ -134,8 +146,10 @@ def test_xid_events_attach_to_their_gpu(bundle: Path, samples: Path) -> None:
     assert fabric.input_findings == []
     gpus = fabric.hosts[HOST].gpus
     assert gpus[0].xids and set(gpus[0].xids) == {119}
-    assert gpus[0].uuid == "GPU-509665ad-b600-ac93-3616-d754b23d636d"
+    assert gpus[0].uuid == gpu_uuid(0, 0)  # nvidia-smi -q names the GPU; the kernel log only when it is absent
     assert all(not g.xids for i, g in gpus.items() if i)
+    (bundle / "hosts" / HOST / "cmd" / "nvidia-smi-q.xml").unlink()
+    assert load_bundle(bundle).hosts[HOST].gpus[0].uuid == "GPU-509665ad-b600-ac93-3616-d754b23d636d"
 
 
 def test_closest_nic_from_the_nccl_topology_alone(bundle: Path) -> None:

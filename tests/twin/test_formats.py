@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from unifab.collect.host import parse_word
 from unifab.parse.host import (
+    bnxt_qos,
+    cc_params,
     ethtool_module,
     ethtool_pause,
     ethtool_stats,
@@ -12,9 +15,12 @@ from unifab.parse.host import (
     ibdev2netdev,
     ibv_devinfo,
     lldpcli,
+    lspci,
     mlnx_qos,
     nccl_topo,
+    nvidia_smi_q,
     nvidia_smi_topo,
+    rdma_statistic,
     roce_tos,
     show_gids,
     sysfs_ecn,
@@ -25,14 +31,30 @@ from unifab.parse.plan import cabling
 from unifab.parse.sched import slurm_jobs
 from unifab.parse.sched.nccl_env import parse_env
 from unifab.parse.switch import sonic_config_db, sonic_lldp, sonic_qos
+from unifab.twin.generate import generate
 
 
 def test_every_file_parses(twin_bundle: Path) -> None:
+    seen = parse_every_file(twin_bundle)
+    assert seen["mlnx_qos"] == 128 and seen["sonic"] == 16 and seen["lldpcli"] == 16
+    assert seen["lspci"] == seen["nvidia-smi-q"] == seen["rdma-statistic"] == seen["module-version"] == 16
+
+
+def test_every_file_parses_with_every_nic_kind(tmp_path: Path) -> None:
+    """mlx5 on OFED and upstream, and Broadcom hosts (see twin.nic_variants): their extra files parse too."""
+    generate(tmp_path / "b", gpus=64, nic_vendor="mixed", nic_driver="mixed")  # 2 OFED, 2 upstream, 4 Broadcom
+    seen = parse_every_file(tmp_path / "b")
+    assert seen["mlnx_qos"] == 32 and seen["bnxt-qos"] == 32 and seen["module-version"] == 6
+    assert seen["cc-params"] == 16 * 20 and seen["bnxt-cc"] == 32 * 8  # 20 debugfs files, 8 configfs files per NIC
+
+
+def parse_every_file(root: Path) -> dict[str, int]:
+    """Parse every file of the bundle at ``root`` with its parser; how many files of each kind."""
     seen: dict[str, int] = {}
-    for path in sorted(twin_bundle.rglob("*")):
+    for path in sorted(root.rglob("*")):
         if not path.is_file():
             continue
-        rel = path.relative_to(twin_bundle).as_posix()
+        rel = path.relative_to(root).as_posix()
         text = path.read_text()
         if rel.endswith("/cmd/mlnx_qos/" + path.name):
             kind, record = "mlnx_qos", mlnx_qos.parse(text, rel)
@@ -62,6 +84,10 @@ def test_every_file_parses(twin_bundle: Path) -> None:
             kind, _ = "cabling", cabling.parse(text, rel)
         elif rel == "truth.json":
             kind = "truth"
+        elif rel == "fabric.yaml":
+            from unifab.intent import parse_intent
+
+            kind, _ = "intent", parse_intent(text, rel)
         elif "/cmd/ethtool-a/" in rel:
             kind, _ = "ethtool-a", ethtool_pause.parse(text, rel)
         elif "/cmd/ethtool-m/" in rel:
@@ -87,10 +113,29 @@ def test_every_file_parses(twin_bundle: Path) -> None:
         elif "/sys/kernel/config/rdma_cm/" in rel:
             kind = "roce-tos"
             roce_tos.parse_tree({"ports/" + rel.split("/ports/", 1)[1]: text}, rel)
+        elif rel.endswith("cmd/lspci-vvv.txt"):
+            kind, pci = "lspci", lspci.parse(text, rel)
+            assert len(pci.devices) == 32  # GPUs, NICs and the PCIe switch ports above them
+        elif rel.endswith("cmd/nvidia-smi-q.xml"):
+            kind, smi = "nvidia-smi-q", nvidia_smi_q.parse(text, rel)
+            assert len(smi.gpus) == 8
+        elif rel.endswith("cmd/rdma-statistic.txt"):
+            kind, stat = "rdma-statistic", rdma_statistic.parse(text, rel)
+            assert len(stat.links) == 8
+        elif "/sys/module/" in rel and rel.endswith("/version"):
+            kind, _ = "module-version", parse_word(text, rel)
+        elif "/cmd/bnxt-qos/" in rel:
+            kind, _ = "bnxt-qos", bnxt_qos.parse(text, rel)
+        elif "/sys/kernel/config/bnxt_re/" in rel:
+            kind = "bnxt-cc"
+            bnxt_qos.parse_tree({"ports/" + rel.split("/ports/", 1)[1]: text}, rel)
+        elif "/sys/kernel/debug/mlx5/" in rel and "/cc_params/" in rel:
+            kind = "cc-params"
+            cc_params.parse_tree({rel.rsplit("/", 1)[1]: text}, rel)
         elif rel.startswith("scheduler/"):
             kind = "scheduler"
             (slurm_jobs.parse if rel.endswith(".json") else parse_env)(text, rel)
         else:
             raise AssertionError(f"twin wrote a file no parser reads: {rel}")
         seen[kind] = seen.get(kind, 0) + 1
-    assert seen["mlnx_qos"] == 128 and seen["sonic"] == 16 and seen["lldpcli"] == 16
+    return seen

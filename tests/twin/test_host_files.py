@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -49,6 +50,14 @@ def _kind(rel: str) -> str:
         (r"sys/class/infiniband/[^/]+/tc/1/traffic_class", "traffic-class"),
         (r"sys/class/infiniband/[^/]+/ports/1/.+", "hw-counters"),
         (r"sys/kernel/config/rdma_cm/[^/]+/ports/1/default_roce_(tos|mode)", "roce-tos"),
+        # written by host_pci_files and host_nic_vendor_files (tests/twin/test_host_pci_files.py)
+        (r"cmd/lspci-vvv\.txt", "lspci"),
+        (r"cmd/nvidia-smi-q\.xml", "nvidia-smi-q"),
+        (r"cmd/rdma-statistic\.txt", "rdma-statistic"),
+        (r"cmd/bnxt-qos/[^/]+\.txt", "bnxt-qos"),
+        (r"sys/module/[^/]+/version", "module-version"),
+        (r"sys/kernel/config/bnxt_re/[^/]+/ports/1/cc/[^/]+", "bnxt-cc"),
+        (r"sys/kernel/debug/mlx5/[^/]+/cc_params/[^/]+", "cc-params"),
     )
     return next((kind for pattern, kind in patterns if re.fullmatch(pattern, rel)), "unknown")
 
@@ -63,8 +72,25 @@ def test_every_host_file_parses_and_agrees(twin_bundle: Path) -> None:
             assert kind != "unknown", f"twin wrote a host file no parser reads: {m['rel']}"
             hosts.setdefault(m["host"], {}).setdefault(kind, {})[m["rel"]] = path.read_text()
     assert len(hosts) == 16
+    off_switch, slow = _placed_and_slowed(twin_bundle)
     for host, files in hosts.items():
-        _check_host(host, files)
+        _check_host(host, files, off_switch.get(host, set()), slow.get(host, set()))
+
+
+def _placed_and_slowed(bundle: Path) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+    """From the truth: host -> GPUs the affinity scenario moved, host -> rails degraded-link slowed to 200G."""
+    truth = json.loads((bundle / "truth.json").read_text())["misconfigurations"]
+    off_switch: dict[str, set[int]] = {}
+    slow: dict[str, set[int]] = {}
+    for m in truth:
+        if m["scenario"] == "affinity":
+            host, gpu = m["entities"][0].removeprefix("gpu:").split(":")
+            off_switch.setdefault(host, set()).add(int(gpu))
+        elif m["scenario"] == "degraded-link":
+            host, netdev = m["subject"]["a"].split(":")
+            slow.setdefault(host, set()).add(int(netdev.removeprefix("eth")))
+    assert off_switch and slow
+    return off_switch, slow
 
 
 def _one(files: dict[str, dict[str, str]], kind: str) -> tuple[str, str]:
@@ -72,7 +98,7 @@ def _one(files: dict[str, dict[str, str]], kind: str) -> tuple[str, str]:
     return rel, text
 
 
-def _check_host(host: str, files: dict[str, dict[str, str]]) -> None:
+def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int], slow: set[int]) -> None:
     src = f"hosts/{host}"
     rows = ibdev2netdev.parse(_one(files, "ibdev2netdev")[1], src)
     netdev_of = {r.rdma_dev: r.netdev for r in rows}
@@ -113,7 +139,8 @@ def _check_host(host: str, files: dict[str, dict[str, str]]) -> None:
     for dev, tree in by_dev.items():
         [device] = hw_counters.parse_tree(tree, f"{src}/sys/class/infiniband/{dev}").devices
         [port] = device.ports
-        assert (port.state, port.rate_gbps, port.width, port.speed) == ("ACTIVE", 400.0, "4X", "NDR")
+        want = (200.0, "2X") if int(netdev_of[dev].removeprefix("eth")) in slow else (400.0, "4X")
+        assert (port.state, port.rate_gbps, port.width, port.speed) == ("ACTIVE", *want, "NDR")
         assert port.link_layer == "Ethernet" and set(port.hw_counters) == set(host_files.HW_COUNTERS)
     # rdma_cm: RoCE v2, TOS 106 (DSCP 26)
     cm: dict[str, dict[str, str]] = {}
@@ -129,15 +156,16 @@ def _check_host(host: str, files: dict[str, dict[str, str]]) -> None:
     for rel, text in files["ethtool-m"].items():
         assert ethtool_module.parse(text, rel).module_state == "ModuleReady"
     assert not xid.parse(_one(files, "xid")[1], src).events
-    _check_gpu_topology(files, src)
+    _check_gpu_topology(files, src, off_switch, slow)
 
 
-def _check_gpu_topology(files: dict[str, dict[str, str]], src: str) -> None:
+def _check_gpu_topology(files: dict[str, dict[str, str]], src: str, off_switch: set[int], slow: set[int]) -> None:
+    """GPU i is PIX to NIC i (one PCIe switch) unless the affinity scenario seated it on a switch of its own."""
     topo = nvidia_smi_topo.parse(_one(files, "nvidia-smi-topo")[1], src)
     assert topo.gpus == tuple(f"GPU{i}" for i in range(8)) and topo.nic_legend["NIC3"] == "mlx5_3"
     for i in range(8):
         row = topo.matrix[f"GPU{i}"]
-        assert row[f"NIC{i}"] == "PIX"
+        assert row[f"NIC{i}"] == ("NODE" if i in off_switch else "PIX")
         assert {row[f"NIC{j}"] for j in range(8) if j != i} <= {"NODE", "SYS"}
         assert topo.numa_affinity[f"GPU{i}"] == str(i // 4)
     nccl = nccl_topo.parse(_one(files, "nccl-topo")[1], src)
@@ -145,8 +173,9 @@ def _check_gpu_topology(files: dict[str, dict[str, str]], src: str) -> None:
     nics = {n.name: n for n in nccl.nics}
     for g in nccl.gpus:
         nic = nics[f"mlx5_{g.dev}"]
-        assert g.pci_switch is not None and g.pci_switch == nic.pci_switch and g.numa == nic.numa
-        assert nic.speed_mbps == 400_000 and g.busid != nic.busid
+        assert g.pci_switch is not None and (g.pci_switch == nic.pci_switch) == (g.dev not in off_switch)
+        assert g.numa == nic.numa and g.busid != nic.busid
+        assert nic.speed_mbps == (200_000 if g.dev in slow else 400_000)
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,19 @@ from unifab.collect.bundle import load_bundle
 from unifab.model import Finding
 from unifab.twin.cluster import build
 from unifab.twin.scenarios import SCENARIOS, Picker, Truth
-from unifab.twin.topology_scenarios import TOPOLOGY_SCENARIOS
+from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 from unifab.twin.writer import write_bundle
+
+NEW = tuple(NCCL_AND_LINK_SCENARIOS)
+ALL_TOPOLOGY = (*TOPOLOGY_SCENARIOS, *NEW)
+NEW_CHECKS = ("TOPO-PCIE-AFFINITY", "TOPO-NCCL-HCA", "TOPO-DEGRADED", "TOPO-UPLINKS")
 
 
 def _generate(out: Path, gpus: int, seed: int, names: tuple[str, ...], switch_os: str = "sonic") -> list[Truth]:
     """Like ``twin generate``: the existing scenarios first (catalog order), then the topology ones."""
     cluster = build(gpus, switch_os=switch_os)
     pick = Picker(cluster, random.Random(seed))
-    catalog = {**SCENARIOS, **TOPOLOGY_SCENARIOS}
+    catalog = {**SCENARIOS, **TOPOLOGY_SCENARIOS, **NCCL_AND_LINK_SCENARIOS}
     truth = [t for name in catalog if name in names for t in catalog[name](cluster, pick)]
     assert pick.skipped == []
     write_bundle(cluster, out)
@@ -44,26 +48,29 @@ def _expected(truth: list[Truth]) -> set[tuple[str, str]]:
     return {(t["check"], e) for t in truth for e in t["entities"]}
 
 
-@pytest.mark.parametrize("scenario", sorted(TOPOLOGY_SCENARIOS))
+@pytest.mark.parametrize("scenario", sorted(ALL_TOPOLOGY))
 def test_each_scenario_alone(tmp_path: Path, scenario: str) -> None:
     truth = _generate(tmp_path / "b", 256, 5, (scenario,))
     assert truth
     findings = _findings(tmp_path / "b")
     assert _pairs(findings) == _expected(truth)
-    # one finding per injected root cause, naming all its cables, fixed at the switch
+    # one finding per injected root cause, naming all its entities; cabling is fixed at the switch
     by_entities = {(f.check, f.entities): f for f in findings}
     for t in truth:
         f = by_entities[(t["check"], tuple(t["entities"]))]
         assert f.subject == t["subject"]
-        assert f.fix
-        assert all(x.device.startswith("leaf") for x in f.fix)
+        assert f.fix and all(x.commands for x in f.fix)
+        if t["side"] == "switch":
+            assert all(x.device.startswith("leaf") for x in f.fix)
+        if "device" in t:
+            assert {x.device for x in f.fix} == {t["device"]}
 
 
 @pytest.mark.parametrize(("gpus", "seed"), [(64, 1), (256, 2), (512, 7), (1024, 11)])
 def test_all_scenarios_recall_and_no_extra_findings(tmp_path: Path, gpus: int, seed: int) -> None:
-    names = (*SCENARIOS, *TOPOLOGY_SCENARIOS)
+    names = (*SCENARIOS, *ALL_TOPOLOGY)
     truth = _generate(tmp_path / "b", gpus, seed, names)
-    assert {t["check"] for t in truth} >= {"TOPO-MISWIRED", "TOPO-MISSING", "TOPO-RAIL"}
+    assert {t["check"] for t in truth} >= {"TOPO-MISWIRED", "TOPO-MISSING", "TOPO-RAIL", *NEW_CHECKS}
     assert _pairs(_findings(tmp_path / "b")) == _expected(truth)
 
 
@@ -88,6 +95,55 @@ def test_clean_twin_has_no_topology_findings(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("switch_os", "seed"), [("eos", 1), ("nvue", 2), ("mixed", 3)])
 def test_other_switch_oses_report_the_real_cabling(tmp_path: Path, switch_os: str, seed: int) -> None:
-    truth = _generate(tmp_path / "b", 256, seed, tuple(TOPOLOGY_SCENARIOS), switch_os=switch_os)
-    assert {t["check"] for t in truth} == {"TOPO-MISWIRED", "TOPO-MISSING", "TOPO-RAIL"}
+    truth = _generate(tmp_path / "b", 256, seed, ALL_TOPOLOGY, switch_os=switch_os)
+    assert {t["check"] for t in truth} == {"TOPO-MISWIRED", "TOPO-MISSING", "TOPO-RAIL", *NEW_CHECKS}
     assert _pairs(_findings(tmp_path / "b")) == _expected(truth)
+
+
+# --- what NCCL assumes, and the links' capacity ------------------------------------------------------------
+
+
+def test_affinity_reads_the_same_from_nvidia_smi_and_the_nccl_topology(tmp_path: Path) -> None:
+    """Both views of the host agree: without nvidia-smi topo -m the NCCL XML gives the same pairing."""
+    [t] = _generate(tmp_path / "b", 64, 4, ("affinity",))
+    host, gpu = t["entities"][0].removeprefix("gpu:").split(":")
+    both = load_bundle(tmp_path / "b").hosts[host].gpus
+    assert both[int(gpu)].nic_relation == "NODE"
+    assert sum(g.nic_relation == "PIX" for g in both.values()) == 7
+    (tmp_path / "b" / "hosts" / host / "cmd" / "nvidia-smi-topo-m.txt").unlink()
+    xml_only = load_bundle(tmp_path / "b").hosts[host].gpus
+    assert [(g.nic, g.nic_relation) for g in xml_only.values()] == [(g.nic, g.nic_relation) for g in both.values()]
+    [f] = [f for f in run_checks(load_bundle(tmp_path / "b")) if f.check == "TOPO-PCIE-AFFINITY"]
+    assert f"GPU {gpu}'s closest NIC" in f.message and "NODE" in f.impact["summary"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nccl_hca_variants_each_leave_out_the_rail_the_truth_names(tmp_path: Path, seed: int) -> None:
+    [t] = _generate(tmp_path / "b", 128, seed, ("nccl-hca",))
+    job = t["entities"][0].rsplit(":", 1)[1]
+    env = (tmp_path / "b" / "scheduler" / "env" / f"{job}.env").read_text()
+    value = t["detail"].split(" ", 1)[0].removeprefix("NCCL_IB_HCA=")
+    assert f"NCCL_IB_HCA={value}\n" in env
+    [f] = [f for f in run_checks(load_bundle(tmp_path / "b")) if f.check == "TOPO-NCCL-HCA"]
+    [dropped] = f.evidence["b"]["left_out"]
+    assert dropped in t["detail"] and not f.evidence["b"]["non_rail_included"]
+    assert f.fix[0].commands == ("export NCCL_IB_HCA==" + ",".join(f"mlx5_{r}:1" for r in range(8)),)
+
+
+def test_degraded_link_shows_on_both_ends_and_only_as_topo_degraded(tmp_path: Path) -> None:
+    [t] = _generate(tmp_path / "b", 128, 6, ("degraded-link",))
+    fabric = load_bundle(tmp_path / "b")
+    host, netdev = t["subject"]["a"].split(":")
+    leaf, port = t["subject"]["b"].split(":")
+    assert fabric.hosts[host].nics[netdev].speed_mbps == 200_000
+    assert fabric.switches[leaf].ports[port].speed_mbps == 200_000
+    assert [f.check for f in run_checks(fabric)] == ["TOPO-DEGRADED"]
+
+
+def test_uplink_down_truth_lists_every_missing_cable_and_the_ratio(tmp_path: Path) -> None:
+    truth = _generate(tmp_path / "b", 64, 8, ("uplink-down",))
+    [uplinks] = [t for t in truth if t["check"] == "TOPO-UPLINKS"]
+    missing = sorted(e for t in truth if t["check"] == "TOPO-MISSING" for e in t["entities"])
+    assert uplinks["entities"] == missing and len(missing) == 2  # a quarter of 8 uplinks
+    [f] = [f for f in run_checks(load_bundle(tmp_path / "b")) if f.check == "TOPO-UPLINKS"]
+    assert f.message.endswith("6 of 8 planned uplinks up: oversubscribed 1.33:1 instead of 1:1")

@@ -31,7 +31,8 @@ def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed:
 
 
 def _sides(side: str) -> tuple[str, ...]:
-    return ("nic", "switch") if side == "both" else (side,)
+    """Sides whose devices a fix names; a host-side fault (GPU placement) is fixed on the host, like a NIC's."""
+    return ("nic", "switch") if side == "both" else ("nic",) if side == "host" else (side,)
 
 
 def _side(device: str) -> str:

@@ -25,22 +25,36 @@ linear in links (no pairwise search):
   of its two ends' speeds (``Nic.speed_mbps``, ``Port.speed_mbps``; an IB link's rate is lanes times
   lane rate, so ``1xHDR`` is 50 Gb/s). The expected speed is the most common speed of the same kind of
   link (host links, switch links) on the same switch, or fabric-wide when the switch has fewer than
-  three such links. A switch link whose two ends disagree is LINK-SPEED's, not this check's.
+  three such links. A switch link whose two ends disagree is LINK-SPEED's, not this check's. The fix is
+  physical (reseat, replace); its commands show each end's speed and optic after it.
+
+TOPO-PCIE-AFFINITY and TOPO-NCCL-HCA (:mod:`unifab.checks.topology_nccl`) and TOPO-UPLINKS
+(:mod:`unifab.checks.topology_uplinks`) complete the catalog below.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from unifab.checks.context import CheckContext, majority
 from unifab.checks.registry import CheckSpec
+from unifab.checks.topology_common import LLDP_VERIFY, leaf_rail, nic_rail
+from unifab.checks.topology_nccl import CHECKS as NCCL_CHECKS
+from unifab.checks.topology_uplinks import CHECKS as UPLINK_CHECKS
 from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
 
-_LEAF_RAIL = re.compile(r"-r(\d+)$")
-_NIC_INDEX = (re.compile(r"^mlx5_(\d+)$"), re.compile(r"^eth(\d+)$"))
+__all__ = [
+    "CABLING_CHECKS",
+    "CHECKS",
+    "CablingDiff",
+    "cabling_diff",
+    "leaf_rail",
+    "nic_rail",
+    "rail_violation",
+]
+
 MIN_LINKS_FOR_LOCAL_MAJORITY = 3
 
 CABLING_CHECKS = ("TOPO-MISSING", "TOPO-UNEXPECTED", "TOPO-MISWIRED", "TOPO-RAIL")
@@ -75,30 +89,6 @@ class _UnionFind:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[max(ra, rb)] = min(ra, rb)
-
-
-def leaf_rail(switch: str) -> int | None:
-    """The rail of a leaf named ``...-r<i>``; ``None`` for any other name."""
-    m = _LEAF_RAIL.search(switch)
-    return int(m.group(1)) if m else None
-
-
-def nic_rail(fabric: Fabric, end: Endpoint) -> int | None:
-    """The rail a host NIC belongs to: its GPU's index (``Gpu.nic``), else the number in its name."""
-    nic = fabric.nic_at(end)
-    host = fabric.hosts.get(end.node)
-    names = [end.port]
-    if nic is not None and nic.rdma_dev is not None:
-        names.insert(0, nic.rdma_dev)
-        if host is not None:
-            for gpu in host.gpus.values():
-                if gpu.nic == nic.rdma_dev:
-                    return gpu.index
-    for name in names:
-        for pattern in _NIC_INDEX:
-            if (m := pattern.match(name)) is not None:
-                return int(m.group(1))
-    return None
 
 
 def _host_and_switch(fabric: Fabric, link: Link) -> tuple[Endpoint, Endpoint] | None:
@@ -196,14 +186,6 @@ def cabling_diff(fabric: Fabric) -> CablingDiff:
     return diff
 
 
-# After recabling, the command that shows the port's LLDP neighbor, in each switch OS's dialect.
-LLDP_VERIFY = {
-    "sonic": "show lldp neighbors {port}",
-    "eos": "show lldp neighbors {port} detail",
-    "nvue": "nv show interface {port} lldp",
-}
-
-
 def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
     """Cabling is fixed at the switch end (the recabling itself is in ``recable``); the fix is the check after it."""
     by_device: dict[str, list[str]] = {}
@@ -298,6 +280,20 @@ def _group_finding(fabric: Fabric, group: _Group, peers: dict[Endpoint, list[str
     )
 
 
+MISSING_HOST_IMPACT = (
+    "the port is dark: the host runs with one NIC (one rail) fewer and its GPU's traffic detours over another NIC "
+    "or fails the job at NCCL init"
+)
+MISSING_UPLINK_IMPACT = (
+    "the uplink is dark: its leaf's traffic to other leaves shares the remaining uplinks (TOPO-UPLINKS gives the "
+    "oversubscription)"
+)
+
+
+def _is_switch_link(fabric: Fabric, link: Link) -> bool:
+    return link.a.node in fabric.switches and link.b.node in fabric.switches
+
+
 def _cabling_findings(ctx: CheckContext) -> Iterator[Finding]:
     fabric = ctx.fabric
     diff = cabling_diff(fabric)
@@ -315,8 +311,7 @@ def _cabling_findings(ctx: CheckContext) -> Iterator[Finding]:
             },
             fix=_recable(fabric, [lk]),
             impact={
-                "summary": "the port is dark: the host runs with one NIC (one rail) fewer and its GPU's traffic "
-                "detours over another NIC or fails the job at NCCL init",
+                "summary": MISSING_UPLINK_IMPACT if _is_switch_link(fabric, lk) else MISSING_HOST_IMPACT,
                 "action": "cable or reseat the link, check the optic",
             },
             entities=(lk.id,),
@@ -382,6 +377,19 @@ def check_rail(ctx: CheckContext) -> Iterator[Finding]:
     return _only(ctx, "TOPO-RAIL")
 
 
+# Commands that show a port's speed and optic after reseating or replacing it, in each switch OS's dialect.
+SPEED_VERIFY = {
+    "sonic": ("show interfaces status {port}", "show interfaces transceiver eeprom {port}"),
+    "eos": ("show interfaces {port} status", "show interfaces {port} transceiver"),
+    "nvue": ("nv show interface {port} link", "nv show interface {port} transceiver"),
+}
+
+
+def _speed_fix(ctx: CheckContext, switch: str, port: str) -> Fix:
+    templates = SPEED_VERIFY.get(ctx.os_of(switch), SPEED_VERIFY["sonic"])
+    return Fix(switch, tuple(t.format(port=port) for t in templates))
+
+
 def _speed(*values: int | None) -> int | None:
     known = [v for v in values if v is not None]
     return min(known) if known else None
@@ -438,6 +446,10 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
                 "plan": [_cable(nl.link)] if "plan" in nl.link.sources else [],
                 "discovered": [_cable(nl.link)],
             },
+            fix=(
+                Fix(nl.nic.host, (f"ethtool {nl.nic.netdev}", f"ethtool -m {nl.nic.netdev}")),
+                _speed_fix(ctx, nl.port.switch, nl.port.name),
+            ),
             impact={
                 "summary": f"this NIC moves {s * 100 // want}% of its peers' bandwidth: every collective of a job on "
                 "the host runs at the slowest rail's pace",
@@ -471,6 +483,7 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
                 "plan": [_cable(pl.link)] if "plan" in pl.link.sources else [],
                 "discovered": [_cable(pl.link)],
             },
+            fix=(_speed_fix(ctx, pl.a.switch, pl.a.name), _speed_fix(ctx, pl.b.switch, pl.b.name)),
             impact={
                 "summary": "its ECMP share of traffic overloads it: congestion and PFC pauses on the paths through it",
                 "action": "reseat or replace the cable/optic; check lanes and speed settings",
@@ -509,6 +522,7 @@ CHECKS = (
         "Recable the NIC to its rail's leaf (leaf name suffix -r<i> for GPU/NIC i).",
         check_rail,
     ),
+    *NCCL_CHECKS,
     CheckSpec(
         "TOPO-DEGRADED",
         "A link runs below the speed its peers run (speed, lanes, IB width)",
@@ -516,4 +530,5 @@ CHECKS = (
         "Reseat or replace the cable or optic; check lanes and auto-negotiation.",
         check_degraded,
     ),
+    *UPLINK_CHECKS,
 )

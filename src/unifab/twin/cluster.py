@@ -49,6 +49,8 @@ class TwinNic:
     port_state: str = "ACTIVE"  # RDMA port state (sysfs ports/1/state, ibv_devinfo)
     roce_tos: int = ROCE_TCLASS  # rdma_cm default_roce_tos
     roce_mode: str = "RoCE v2"  # rdma_cm default_roce_mode
+    vendor: str = "mlx5"  # "mlx5" (ConnectX-7) | "bnxt" (Broadcom Thor2), see twin.nic_variants
+    driver: str = "ofed"  # "ofed" (MLNX_OFED/DOCA-OFED) | "upstream" (in-tree mlx5) | "bnxt" (Broadcom)
 
     @property
     def netdev(self) -> str:
@@ -56,7 +58,12 @@ class TwinNic:
 
     @property
     def rdma_dev(self) -> str:
-        return f"mlx5_{self.rail}"
+        return f"bnxt_re{self.rail}" if self.vendor == "bnxt" else f"mlx5_{self.rail}"
+
+    @property
+    def ofed_sysfs(self) -> bool:
+        """MLNX_OFED's per-priority ``ecn/`` tree and ``traffic_class`` override exist (mlx5 on OFED only)."""
+        return self.vendor == "mlx5" and self.driver == "ofed"
 
     @property
     def host_index(self) -> int:
@@ -137,6 +144,9 @@ class Cluster:
     # Real cabling where it differs from the plan (the ports' peer_node/peer_port): (node, port) -> the
     # (node, port) really cabled there, or None for no cable. Topology scenarios set both ends.
     actual: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)
+    # GPUs seated on a PCIe switch without a NIC (host -> GPU indexes): nvidia-smi topo -m and the NCCL
+    # topology show their closest NIC across the CPU's host bridges instead of PIX.
+    gpus_off_nic_switch: dict[str, set[int]] = field(default_factory=dict)
 
     def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
         """Where the cable at ``node:port`` really goes: the plan's ``planned`` end unless a scenario moved it."""

@@ -13,6 +13,7 @@ import orjson
 
 from unifab.errors import UsageError
 from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
+from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
 from unifab.twin.scenarios import SCENARIOS, Picker
 from unifab.twin.writer import write_bundle
 
@@ -35,18 +36,29 @@ def generate(
     scenarios: tuple[str, ...] = (),
     su_hosts: int = DEFAULT_SU_HOSTS,
     switch_os: str = "sonic",
+    *,
+    nic_vendor: str = "mlx5",
+    nic_driver: str = "ofed",
 ) -> TwinResult:
-    """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index."""
+    """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index.
+
+    ``nic_vendor`` / ``nic_driver``: the hosts' NICs and mlx5 driver stack (see :mod:`unifab.twin.nic_variants`).
+    """
     if gpus < 8:
         raise UsageError(f"--gpus must be at least 8 (one host), got {gpus}")
     if switch_os not in SWITCH_OSES:
         raise UsageError(f"unknown switch OS {switch_os!r}; expected one of {', '.join(SWITCH_OSES)}")
+    if nic_vendor not in NIC_VENDORS:
+        raise UsageError(f"unknown NIC vendor {nic_vendor!r}; expected one of {', '.join(NIC_VENDORS)}")
+    if nic_driver not in NIC_DRIVERS:
+        raise UsageError(f"unknown NIC driver {nic_driver!r}; expected one of {', '.join(NIC_DRIVERS)}")
     unknown = [s for s in scenarios if s not in SCENARIOS]
     if unknown:
         raise UsageError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(SCENARIOS)}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"output path {out} exists and is not an empty directory")
     cluster = build(gpus, su_hosts, switch_os)
+    apply_nic_variants(cluster, nic_vendor, nic_driver)
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
     # catalog order, not argument order: switch-wide scenarios reserve their leaves first
@@ -63,6 +75,8 @@ def generate(
             "scenarios": [name for name in SCENARIOS if name in scenarios],
             "su_hosts": su_hosts,
             "switch_os": switch_os,
+            "nic_vendor": nic_vendor,
+            "nic_driver": nic_driver,
         },
         "misconfigurations": misconfigurations,
         "skipped": picker.skipped,

@@ -7,7 +7,10 @@ Per host: ``cmd/dmesg.txt``, a kernel log without Xid events holding the driver'
 line for each of the 8 GPUs, at the PCI addresses :mod:`unifab.twin.host_files` gives them in the NCCL topology
 (GPU *i* at bus ``SWITCH_BUSES[i] + 3``), so the collector fills each GPU's UUID from it.
 
-Not written yet (no ``render`` in their parsers): ``cmd/lspci-vvv.txt``, ``cmd/nvidia-smi-q.xml``.
+Per host, by :mod:`unifab.twin.host_pci_files`: ``cmd/lspci-vvv.txt``, ``cmd/nvidia-smi-q.xml``,
+``cmd/rdma-statistic.txt``; by :mod:`unifab.twin.host_nic_vendor_files`: what a host's NIC kind and driver stack
+add (``sys/module/<driver>/version``, upstream mlx5 debugfs ``cc_params``, Broadcom ``niccli getqos`` and bnxt_re
+configfs).
 
 The module text is rendered once and only the serial number changes per NIC, so the twin stays quick at
 100,000 GPUs.
@@ -23,6 +26,10 @@ from unifab.parse.host import xid
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic
 from unifab.twin.files import write_text
+from unifab.twin.host_nic_vendor_files import write_nic_vendor_files
+from unifab.twin.host_pci_files import gpu_bdf, gpu_uuid, write_host_pci
+
+__all__ = ["gpu_uuid", "host_dmesg", "module_eeprom", "module_serial", "write_host_extras"]
 
 MODULE_VENDOR = "NVIDIA"
 MODULE_PN = "MMA4Z00-NS400"
@@ -124,23 +131,17 @@ def _module_template() -> str:
     return em.render(module_eeprom(_SERIAL_TOKEN))
 
 
-def gpu_uuid(host_index: int, gpu: int) -> str:
-    """A stable, unique GPU UUID per (host, GPU index), in nvidia-smi's ``GPU-8-4-4-4-12`` hex form."""
-    return f"GPU-{host_index:08x}-{gpu:04x}-4e00-8a00-{host_index * c.GPUS_PER_HOST + gpu:012x}"
-
-
 def host_dmesg(host_index: int) -> xid.XidLog:
     """The kernel log record of a healthy host: every GPU announced by the driver, no Xid."""
-    # Imported here: host_files imports this module to call write_host_extras.
-    from unifab.twin.host_files import SWITCH_BUSES
-
-    gpus = {f"0000:{SWITCH_BUSES[i] + 3:02x}:00.0": gpu_uuid(host_index, i) for i in range(c.GPUS_PER_HOST)}
+    gpus = {gpu_bdf(i): gpu_uuid(host_index, i) for i in range(c.GPUS_PER_HOST)}
     return xid.XidLog((), gpus)
 
 
 def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) -> None:
     """Write the extra host artifacts of one twin host under ``host_root`` (its ``hosts/<name>`` directory)."""
     del cluster  # the extras depend on the NICs only (kept for the writers' common signature)
+    write_host_pci(host_root, nics)
+    write_nic_vendor_files(host_root, nics)
     if nics:
         write_text(host_root / "cmd" / "dmesg.txt", xid.render(host_dmesg(nics[0].host_index)))
     template = _module_template()

@@ -107,18 +107,22 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     )
     write_text(cmd / "show_gids.txt", show_gids.render(tuple(g for n in nics for g in nic_gids(n))))
     write_text(cmd / "ibv_devinfo.txt", ibv_devinfo.render(tuple(nic_ibv_device(n) for n in nics)))
-    smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics))
+    off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
+    smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics), off_switch)
     write_text(cmd / "nvidia-smi-topo-m.txt", smi_topo)
     write_text(cmd / "nccl-topo.xml", nccl_xml)
     neighbors = []
     for nic in nics:
-        write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
+        if nic.vendor == "mlx5":  # Broadcom NICs: niccli getqos, written by host_nic_vendor_files
+            write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
         write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
         net = root / "sys" / "class" / "net" / nic.netdev
         write_text(net / "mtu", f"{nic.mtu}\n")
-        _write_ecn(net / "ecn", nic)
         ib = root / "sys" / "class" / "infiniband" / nic.rdma_dev
-        write_text(ib / "tc" / "1" / "traffic_class", traffic_class.render(traffic_class.TrafficClass(nic.tclass, ())))
+        if nic.ofed_sysfs:  # MLNX_OFED-only sysfs; upstream mlx5 and bnxt_re have neither
+            _write_ecn(net / "ecn", nic)
+            tclass = traffic_class.TrafficClass(nic.tclass, ())
+            write_text(ib / "tc" / "1" / "traffic_class", traffic_class.render(tclass))
         _write_files(ib, _ib_port_files(nic.port_state, nic.speed_mbps))
         _write_files(
             root / "sys" / "kernel" / "config" / "rdma_cm" / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode)
@@ -331,15 +335,19 @@ def _bdf(bus: int) -> str:
 
 
 @cache
-def _gpu_topology(nics: tuple[tuple[str, int], ...]) -> tuple[str, str]:
-    """``nvidia-smi topo -m`` and the NCCL topology XML of a host whose NIC ``i`` is ``nics[i]`` (name, speed)."""
+def _gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...] = ()) -> tuple[str, str]:
+    """``nvidia-smi topo -m`` and the NCCL topology XML of a host whose NIC ``i`` is ``nics[i]`` (name, speed).
+
+    GPUs in ``off_switch`` sit on a PCIe switch of their own (bus ``SWITCH_BUSES[i] + 1``, same NUMA node, same
+    GPU address) with no NIC under it, so both views show their closest NIC across host bridges (``NODE``).
+    """
     count = c.GPUS_PER_HOST
     per_node = count // len(NUMA_CPUS)
     gpu_labels = tuple(f"GPU{i}" for i in range(count))
     nic_labels = tuple(f"NIC{i}" for i in range(len(nics)))
 
     def relation(a: int, b: int, same_switch: bool) -> str:
-        if same_switch:
+        if same_switch and a not in off_switch:
             return "PIX"
         return "NODE" if a // per_node == b // per_node else "SYS"
 
@@ -362,6 +370,7 @@ def _gpu_topology(nics: tuple[tuple[str, int], ...]) -> tuple[str, str]:
         gpu_numa_id=dict.fromkeys(gpu_labels),
     )
     switches = [_bdf(bus) for bus in SWITCH_BUSES]
+    gpu_switch = [_bdf(bus + 1) if i in off_switch else switches[i] for i, bus in enumerate(SWITCH_BUSES)]
     gpus = tuple(
         nccl_topo.TopoGpu(
             busid=_bdf(SWITCH_BUSES[i] + 3),
@@ -371,8 +380,8 @@ def _gpu_topology(nics: tuple[tuple[str, int], ...]) -> tuple[str, str]:
             gdr=True,
             pci_class=GPU_PCI_CLASS,
             numa=i // per_node,
-            pci_switch=switches[i],
-            pci_path=(switches[i],),
+            pci_switch=gpu_switch[i],
+            pci_path=(gpu_switch[i],),
         )
         for i in range(count)
     )

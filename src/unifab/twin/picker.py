@@ -83,6 +83,8 @@ class Picker:
         self.used_leaves: set[str] = set()
         self.uplinks = uplinks(cluster)
         self.used_uplinks: set[str] = set()
+        self.used_jobs: set[int] = set()  # job ids a job scenario changed
+        self.used_hosts: set[str] = set()  # hosts whose GPU placement a scenario changed
         self.skipped: list[dict[str, str]] = []
 
     def _skip(self, scenario: str, why: str) -> list[Any]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
 from unifab.twin.picker import HostLink, Picker, Truth, Uplink
-from unifab.twin.topology_scenarios import TOPOLOGY_SCENARIOS
+from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
 __all__ = ["SCENARIOS", "V1_SCENARIOS", "HostLink", "Picker", "Truth", "Uplink"]
 
@@ -88,6 +88,7 @@ def trust_pcp(cluster: Cluster, pick: Picker) -> list[Truth]:
 def job_tc(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-JOB-TC: a job's hosts lose the NIC TOS override and its ranks ask NCCL for the wrong class (or none)."""
     job = pick.rng.choice(cluster.jobs)
+    pick.used_jobs.add(job.job_id)
     for nic in (nic for host in job.hosts for nic in cluster.hosts[host]):
         nic.tclass = None  # runs before tc-override, which may still put an override on one of these NICs
     if _either(pick):
@@ -309,5 +310,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-ecn": uplink_ecn,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")
-# Cabling scenarios (miswire, missing-cable, rail-swap) take free host links after all the others.
+# Cabling scenarios (miswire, missing-cable, rail-swap) take free host links after all the others, then
+# the ones that break what NCCL assumes and the links' capacity (affinity, nccl-hca, degraded-link, uplink-down).
 SCENARIOS.update(TOPOLOGY_SCENARIOS)
+SCENARIOS.update(NCCL_AND_LINK_SCENARIOS)

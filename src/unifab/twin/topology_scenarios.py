@@ -7,6 +7,12 @@ keep the intent while host ``lldpcli.json`` and SONiC ``appl_db.json`` report wh
 Truth entities are the **planned** link ids of the cables involved (sorted), the ids the TOPO-* finding
 carries; ``side`` is ``"switch"`` because the fix is recabling at the leaf.
 
+:data:`NCCL_AND_LINK_SCENARIOS` break what NCCL assumes of a host and the links' capacity: a GPU seated away
+from its NIC (``affinity``), a job's ``NCCL_IB_HCA`` that leaves out a rail NIC (``nccl-hca``), a host link that
+came up at half speed (``degraded-link``) and leaf uplinks that are gone (``uplink-down``). Their truth names
+the check and entities the finding carries: GPU and NIC ids for affinity, the job for NCCL_IB_HCA, link ids
+otherwise; ``uplink-down`` lists TOPO-MISSING for every cable it removes beside the leaf's TOPO-UPLINKS.
+
 Leaves of every OS qualify (the writer renders each OS's LLDP from the real cabling). Targets come from
 :meth:`Picker.links_for`, so they never overlap another scenario's links; run these after the scenarios of
 :data:`unifab.twin.scenarios.SCENARIOS` (they only need free host links).
@@ -17,8 +23,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from unifab.twin.cluster import Cluster
-from unifab.twin.picker import HostLink, Picker, Truth
+from unifab.errors import UsageError
+from unifab.twin.cluster import GPUS_PER_HOST, Cluster, TwinJob
+from unifab.twin.picker import HostLink, Picker, Truth, Uplink
+
+DEGRADED_SPEED_MBPS = 200_000  # a 400G host link that trained on half its lanes
+NUMA_NODES = 2  # GPUs 0-3 and NICs 0-3 on node 0, the rest on node 1 (twin.host_files)
 
 
 def _free(pick: Picker, lk: HostLink) -> bool:
@@ -113,4 +123,146 @@ TOPOLOGY_SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "miswire": miswire,
     "missing-cable": missing_cable,
     "rail-swap": rail_swap,
+}
+
+
+def affinity(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-PCIE-AFFINITY: a GPU seated on a PCIe switch without a NIC (nvidia-smi topo -m and NCCL XML agree)."""
+    free = sorted(h for h in cluster.hosts if h not in pick.used_hosts)
+    want = 1 + len(cluster.hosts) // 64
+    if len(free) < want:
+        raise UsageError("the cluster is too small to inject 'affinity' beside the other scenarios")
+    out: list[Truth] = []
+    per_node = GPUS_PER_HOST // NUMA_NODES
+    for host in pick.rng.sample(free, want):
+        pick.used_hosts.add(host)
+        nics = cluster.hosts[host]
+        gpu = pick.rng.randrange(GPUS_PER_HOST)
+        cluster.gpus_off_nic_switch.setdefault(host, set()).add(gpu)
+        # its closest NIC is now the first of its NUMA node's (NODE); unless that is its own, it shares it
+        # with that NIC's GPU while its own rail NIC idles
+        closest = nics[gpu // per_node * per_node].rdma_dev
+        involved = sorted({closest, nics[gpu].rdma_dev})
+        out.append(
+            {
+                "check": "TOPO-PCIE-AFFINITY",
+                "subject": {"kind": "host", "id": f"host:{host}"},
+                "entities": [f"gpu:{host}:{gpu}", *(f"nic:{host}:{n}" for n in involved)],
+                "side": "host",
+                "detail": f"GPU {gpu} on a PCIe switch without a NIC: closest NIC {closest} over NODE",
+            }
+        )
+    return out
+
+
+def _job_devices(cluster: Cluster, job: TwinJob) -> list[list[str]]:
+    """RDMA device names of the job's hosts by rail (one name per NIC kind in the job)."""
+    by_rail: dict[int, list[str]] = {}
+    for host in job.hosts:
+        for nic in cluster.hosts[host]:
+            names = by_rail.setdefault(nic.rail, [])
+            if nic.rdma_dev not in names:
+                names.append(nic.rdma_dev)
+    return [by_rail[r] for r in sorted(by_rail)]
+
+
+def nccl_hca(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-NCCL-HCA: a job's ranks run with an NCCL_IB_HCA that leaves out one rail NIC."""
+    free = [j for j in cluster.jobs if j.job_id not in pick.used_jobs] or list(cluster.jobs)
+    job = pick.rng.choice(free)
+    pick.used_jobs.add(job.job_id)
+    rails = _job_devices(cluster, job)
+    rail = pick.rng.randrange(len(rails))
+    dropped = rails[rail]
+    variant = pick.rng.randrange(3)
+    if variant == 0:
+        value = "=" + ",".join(f"{d}:1" for r, names in enumerate(rails) if r != rail for d in names)
+        detail = f"exact list without {', '.join(dropped)}"
+    elif variant == 1:
+        value = "^=" + ",".join(dropped)
+        detail = f"excludes {', '.join(dropped)}"
+    else:
+        value = "=" + ",".join(f"{d}:{2 if r == rail else 1}" for r, names in enumerate(rails) for d in names)
+        detail = f"lists {', '.join(dropped)} on port 2, which single-port NICs do not have"
+    job.env["NCCL_IB_HCA"] = value
+    job_id = f"job:slurm:{job.job_id}"
+    return [
+        {
+            "check": "TOPO-NCCL-HCA",
+            "subject": {"kind": "job", "id": job_id},
+            "entities": [job_id],
+            "side": "job",
+            "detail": f"NCCL_IB_HCA={value} ({detail})",
+        }
+    ]
+
+
+def degraded_link(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-DEGRADED: a host link trained at 200G instead of 400G (the NIC's and the switch port's speed)."""
+    out: list[Truth] = []
+    for lk in pick.links_for("degraded-link"):
+        lk.nic.speed_mbps = DEGRADED_SPEED_MBPS
+        lk.port.speed_mbps = DEGRADED_SPEED_MBPS
+        out.append(
+            {
+                "check": "TOPO-DEGRADED",
+                "subject": lk.subject(),
+                "entities": [lk.id],
+                "side": "both",
+                "detail": f"link at {DEGRADED_SPEED_MBPS // 1000}G on both ends",
+            }
+        )
+    return out
+
+
+def uplink_down(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-UPLINKS: a quarter of a leaf's uplinks gone (each also a TOPO-MISSING cable)."""
+    by_leaf: dict[str, list[Uplink]] = {}
+    for up in pick.uplinks:
+        by_leaf.setdefault(up.leaf.name, []).append(up)
+    leaves = sorted(
+        name
+        for name, ups in by_leaf.items()
+        if sum(up.id not in pick.used_uplinks for up in ups) >= max(1, len(ups) // 4)
+    )
+    want = 1 + len(by_leaf) // 64
+    if len(leaves) < want:
+        raise UsageError("the cluster is too small to inject 'uplink-down' beside the other scenarios")
+    out: list[Truth] = []
+    for name in pick.rng.sample(leaves, want):
+        ups = by_leaf[name]
+        free = [up for up in ups if up.id not in pick.used_uplinks]
+        gone = sorted(pick.rng.sample(free, max(1, len(ups) // 4)), key=lambda up: up.id)
+        for up in gone:
+            pick.used_uplinks.add(up.id)
+            cluster.actual[(up.leaf.name, up.leaf_port.name)] = None
+            cluster.actual[(up.spine.name, up.spine_port.name)] = None
+            out.append(
+                {
+                    "check": "TOPO-MISSING",
+                    "subject": up.subject(),
+                    "entities": [up.id],
+                    "side": "switch",
+                    "device": name,
+                    "detail": "uplink cable absent",
+                }
+            )
+        out.append(
+            {
+                "check": "TOPO-UPLINKS",
+                "subject": {"kind": "switch", "id": f"switch:{name}"},
+                "entities": [up.id for up in gone],
+                "side": "switch",
+                "device": name,
+                "detail": f"{len(ups) - len(gone)} of {len(ups)} uplinks up",
+            }
+        )
+    return out
+
+
+NCCL_AND_LINK_SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
+    "affinity": affinity,
+    "nccl-hca": nccl_hca,
+    "degraded-link": degraded_link,
+    "uplink-down": uplink_down,
 }

@@ -326,3 +326,56 @@ def parse_tree(files: Mapping[str, str], source: str = "<input>") -> BnxtQos:
         for port, (params, summary) in sorted(ports.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
     )
     return BnxtQos(None, {}, (), {}, (), (), cc)
+
+
+# --- render: records -> niccli getqos text and the configfs files ---------------------------------------
+
+_INDENT = " " * 9  # niccli's indentation of the TLV lines (APP fields one more)
+
+
+def _pct(values: list[int | None]) -> str:
+    return " ".join(f"{v or 0}%" for v in values)
+
+
+def _app_value(app: AppEntry) -> str:
+    return f"{app.value:#06x}" if app.selector == 1 else str(app.value)
+
+
+def render(record: BnxtQos) -> str:
+    """``niccli -dev <n> getqos`` text: ETS (PRIO_MAP, TC Bandwidth, TSA_MAP), PFC, APP TLVs, TC Rate Limit.
+
+    Bandwidth and rate limit are printed for TC 0 up to the last TC the record has (a missing value as
+    ``0%``); the rate-limit line is left out when no TC has one, as niccli does on firmware without it.
+    """
+    by_tc = {t.tc: t for t in record.tcs}
+    last = max(by_tc, default=-1)
+    lines = [ETS_HEADER, f"{_INDENT}PRIO_MAP: " + " ".join(f"{p}:{tc}" for p, tc in record.prio_tc.items())]
+    if any(t.bw is not None for t in record.tcs):
+        lines.append(f"{_INDENT}TC Bandwidth: {_pct([by_tc[i].bw if i in by_tc else None for i in range(last + 1)])}")
+    lines.append(f"{_INDENT}TSA_MAP: " + " ".join(f"{t.tc}:{t.tsa}" for t in record.tcs))
+    pfc = " ".join(str(p) for p in record.pfc_enabled) or "none"
+    lines += [PFC_HEADER, f"{_INDENT}PFC enabled: {pfc}", APP_HEADER]
+    for i, app in enumerate(record.apps):
+        lines += [
+            f"{_INDENT}APP#{i}:",
+            f"{_INDENT} Priority: {app.priority}",
+            f"{_INDENT} Sel: {app.selector}",
+            f"{_INDENT} {app.protocol}: {_app_value(app)}",
+            "",
+        ]
+    if any(t.ratelimit_pct is not None for t in record.tcs):
+        rates = [by_tc[i].ratelimit_pct if i in by_tc else None for i in range(8)]
+        lines.append(f"{RATE_LINE} {_pct(rates)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_tree(record: BnxtQos) -> dict[str, str]:
+    """The configfs files of ``record.cc`` as bnxt_re prints them (``%#x``: ``0x1a``, ``0`` for zero), keyed
+    ``ports/<p>/cc/<name>`` (bare ``<name>`` for a port-less record); ``apply`` holds the summary, if any."""
+    files: dict[str, str] = {}
+    for cc in record.cc:
+        prefix = "" if cc.port is None else f"ports/{cc.port}/cc/"
+        files.update((f"{prefix}{name}", f"{value:#x}\n" if value else "0\n") for name, value in cc.params.items())
+        if cc.apply_summary:
+            files[f"{prefix}apply"] = "".join(f"{k} ({k})\t\t: {v}\n" for k, v in cc.apply_summary.items())
+    return files

@@ -25,7 +25,7 @@ shape pciutils prints for unnamed devices. Lines not modelled here are skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 from unifab.errors import ParseError
 
@@ -355,3 +355,134 @@ def parse(text: str, source: str = "<input>") -> Lspci:
     if not parser.devices:
         raise ParseError(source, "expected lspci -vvv output, got no device line", line=1)
     return parser.result()
+
+
+# --- render: records -> lspci -vvv text ---------------------------------------------------------------
+
+_PROG_IF_NAMES = {("PCI bridge", "00"): "Normal decode"}
+_UE_BITS = ("DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq")
+_UE_TAIL = ("ACSViol",)
+_CE_BITS = ("RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "AdvNonFatalErr")
+
+
+def _speed_text(gts: float | None) -> str:
+    if gts is None:
+        return "unknown"
+    return f"{gts:g}GT/s"
+
+
+def _bits(names: tuple[str, ...], on: frozenset[str]) -> str:
+    """``Name+``/``Name-`` for ``names``, then any set bit the list lacks (newer pciutils print more)."""
+    extra = tuple(sorted(on - set(names)))
+    return " ".join(f"{n}{'+' if n in on else '-'}" for n in (*names, *extra))
+
+
+def _acs_text(acs: AcsBits) -> str:
+    return " ".join(f"{name}{'+' if bit else '-'}" for name, bit in zip(ACS_BITS, astuple(acs), strict=True))
+
+
+def _header(d: PciDevice, domains: bool) -> str:
+    slot = d.bdf if domains else d.bdf[5:]
+    cls = d.class_name + (f" [{d.class_id}]" if d.class_id else "")
+    name = d.description
+    if d.vendor_id and d.device_id:
+        name += f" [{d.vendor_id}:{d.device_id}]"
+    if d.revision:
+        name += f" (rev {d.revision})"
+    if d.prog_if:
+        label = _PROG_IF_NAMES.get((d.class_name, d.prog_if))
+        name += f" (prog-if {d.prog_if}{f' [{label}]' if label else ''})"
+    return f"{slot} {cls}: {name}"
+
+
+def _subsystem(d: PciDevice) -> str:
+    return f"{d.subsystem}{f' [{d.subsystem_id}]' if d.subsystem_id else ''}"
+
+
+def _link_status(d: PciDevice) -> list[str]:
+    sta, cap = d.link_status, d.link_cap
+    if sta is None:
+        return []
+    slower = (
+        cap is not None and None not in (sta.speed_gts, cap.speed_gts) and (sta.speed_gts or 0) < (cap.speed_gts or 0)
+    )
+    narrower = cap is not None and sta.width < cap.width
+    speed_note = "downgraded" if slower or (d.downgraded and not narrower) else "ok"
+    width_note = "downgraded" if narrower else "ok"
+    lines = [f"\t\tLnkSta:\tSpeed {_speed_text(sta.speed_gts)} ({speed_note}), Width x{sta.width} ({width_note})"]
+    if d.dl_active is not None:
+        lines.append(f"\t\t\tTrErr- Train- SlotClk+ DLActive{'+' if d.dl_active else '-'} BWMgmt- ABWMgmt-")
+    return lines
+
+
+def _express(d: PciDevice) -> list[str]:
+    if d.pcie_port_type is None:
+        return []
+    slot = " (Slot+)" if d.pcie_port_type in ("Downstream Port", "Root Port") else ""
+    lines = [f"\tCapabilities: [{'68' if d.bus else '60'}] Express (v2) {d.pcie_port_type}{slot}, MSI 00"]
+    if d.dev_status_errors:
+        lines.append(f"\t\tDevSta:\t{_bits(DEVSTA_ERRORS, d.dev_status_errors)} AuxPwr- TransPend-")
+    if d.link_cap is not None:
+        cap = d.link_cap
+        lines.append(
+            f"\t\tLnkCap:\tPort #0, Speed {_speed_text(cap.speed_gts)}, Width x{cap.width}, ASPM not supported"
+        )
+    return lines + _link_status(d)
+
+
+def _render_device(d: PciDevice, domains: bool) -> list[str]:
+    lines = [_header(d, domains)]
+    bridge = d.bus is not None
+    if d.subsystem is not None and not bridge:
+        lines.append(f"\tSubsystem: {_subsystem(d)}")
+    if d.physical_slot is not None:
+        lines.append(f"\tPhysical Slot: {d.physical_slot}")
+    if d.numa_node is not None:
+        lines.append(f"\tNUMA node: {d.numa_node}")
+    if d.bus is not None:
+        b = d.bus
+        lines.append(
+            f"\tBus: primary={b.primary:02x}, secondary={b.secondary:02x}, "
+            f"subordinate={b.subordinate:02x}, sec-latency=0"
+        )
+    lines += _express(d)
+    if d.part_number is not None or d.serial_number is not None:
+        lines += ["\tCapabilities: [48] Vital Product Data", "\t\tRead-only fields:"]
+        if d.part_number is not None:
+            lines.append(f"\t\t\t[PN] Part number: {d.part_number}")
+        if d.serial_number is not None:
+            lines.append(f"\t\t\t[SN] Serial number: {d.serial_number}")
+        lines.append("\t\tEnd")
+    if d.subsystem is not None and bridge:
+        lines.append(f"\tCapabilities: [b0] Subsystem: {_subsystem(d)}")
+    if d.acs_cap is not None or d.acs is not None:
+        lines.append("\tCapabilities: [170 v1] Access Control Services")
+        if d.acs_cap is not None:
+            lines.append(f"\t\tACSCap:\t{_acs_text(d.acs_cap)}")
+        if d.acs is not None:
+            lines.append(f"\t\tACSCtl:\t{_acs_text(d.acs)}")
+    if d.aer_uncorrectable or d.aer_correctable:
+        lines += [
+            "\tCapabilities: [100 v1] Advanced Error Reporting",
+            f"\t\tUESta:\t{_bits(_UE_BITS + _UE_TAIL, d.aer_uncorrectable)}",
+            f"\t\tCESta:\t{_bits(_CE_BITS, d.aer_correctable)}",
+        ]
+    if d.kernel_driver is not None:
+        lines.append(f"\tKernel driver in use: {d.kernel_driver}")
+    if d.kernel_modules:
+        lines.append(f"\tKernel modules: {', '.join(d.kernel_modules)}")
+    return lines
+
+
+def render(record: Lspci) -> str:
+    """``lspci -vvv`` text (``-nn`` shape where the record has ids, ``-D`` shape when a domain is not 0000).
+
+    Only the lines this module reads are written, in the order and spelling pciutils 3.2+ prints them;
+    a real capture has more (Control, Status, Region, other capabilities), which :func:`parse` skips. The
+    ``DevSta`` line and the Advanced Error Reporting capability are written when an error bit is set, the
+    ``DLActive`` flags line when the record has the flag, as a device reads the same without them -- that
+    keeps the twin's per-host capture small.
+    """
+    domains = any(not d.bdf.startswith("0000:") for d in record.devices)
+    blocks = ["\n".join(_render_device(d, domains)) for d in record.devices]
+    return "\n\n".join(blocks) + "\n"

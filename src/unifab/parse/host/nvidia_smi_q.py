@@ -30,8 +30,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from xml.parsers import expat
+from xml.sax.saxutils import escape
 
 from unifab.errors import ParseError
 from unifab.parse.host.lspci import normalize_bdf
@@ -306,3 +307,160 @@ def parse(text: str, source: str = "<input>") -> NvidiaSmiQ:
         attached_gpus=reader.integer(root, "attached_gpus"),
         gpus=tuple(reader.gpu(el) for el in root.findall("gpu")),
     )
+
+
+# --- render: records -> nvidia-smi -q -x XML ----------------------------------------------------------
+
+DOCTYPE = '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">'
+# r530+ names, in the order nvidia-smi prints them
+CLOCKS_EVENT_REASONS = (
+    "gpu_idle",
+    "applications_clocks_setting",
+    "sw_power_cap",
+    "hw_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "sync_boost",
+    "sw_thermal_slowdown",
+    "display_clocks_setting",
+)
+_NA = "N/A"
+
+
+def _value(value: object, unit: str = "") -> str:
+    if value is None:
+        return _NA
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, float):
+        return f"{value:.2f}{unit}"
+    return f"{value}{unit}"
+
+
+class _Writer:
+    """Indented XML the way nvidia-smi prints it (4 spaces per level, one element per line)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def leaf(self, tag: str, value: object, unit: str = "") -> None:
+        """One ``<tag>value</tag>`` line; nothing for None (nvidia-smi's ``N/A`` reads as None too)."""
+        if value is not None:
+            self.lines.append(f"{'    ' * self.depth}<{tag}>{escape(_value(value, unit))}</{tag}>")
+
+    def block(self, tag: str, leaves: tuple[tuple[str, object, str], ...]) -> None:
+        """``<tag>`` holding ``(tag, value, unit)`` leaves; left out when every value is None."""
+        if any(value is not None for _, value, _ in leaves):
+            self.open(tag)
+            for name, value, unit in leaves:
+                self.leaf(name, value, unit)
+            self.close(tag)
+
+    def open(self, tag: str, attrs: str = "") -> None:
+        self.lines.append(f"{'    ' * self.depth}<{tag}{attrs}>")
+        self.depth += 1
+
+    def close(self, tag: str) -> None:
+        self.depth -= 1
+        self.lines.append(f"{'    ' * self.depth}</{tag}>")
+
+
+def smi_bus_id(bdf: str) -> str:
+    """``0000:1a:00.0`` -> ``00000000:1A:00.0``, nvidia-smi's spelling of a PCI address."""
+    domain, bus, rest = bdf.split(":")
+    return f"{int(domain, 16):08X}:{bus.upper()}:{rest.upper()}"
+
+
+def _ecc_leaves(counts: EccCounts) -> tuple[tuple[str, object, str], ...]:
+    return (
+        ("sram_correctable", counts.sbe, ""),
+        ("sram_uncorrectable", counts.dbe, ""),
+        ("dram_correctable", None if counts.sbe is None else 0, ""),
+        ("dram_uncorrectable", None if counts.dbe is None else 0, ""),
+    )
+
+
+def _render_gpu(w: _Writer, g: Gpu) -> None:
+    bus_id = smi_bus_id(g.pci_bus_id)
+    w.open("gpu", f' id="{bus_id}"')
+    w.leaf("product_name", g.product_name)
+    w.block("mig_mode", (("current_mig", g.mig_mode, ""), ("pending_mig", g.mig_mode, "")))
+    w.leaf("serial", g.serial)
+    w.leaf("uuid", g.uuid)
+    w.leaf("minor_number", g.minor_number)
+    w.leaf("vbios_version", g.vbios_version)
+    w.leaf("board_part_number", g.board_part_number)
+    w.leaf("gpu_module_id", g.gpu_module_id)
+    w.block(
+        "gpu_reset_status",
+        (("reset_required", g.reset_required, ""), ("drain_and_reset_recommended", g.drain_and_reset_recommended, "")),
+    )
+    w.open("pci")
+    w.leaf("pci_bus_id", bus_id)
+    if any(v is not None for v in (g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max, g.pcie_width_current)):
+        w.open("pci_gpu_link_info")
+        w.block("pcie_gen", (("max_link_gen", g.pcie_gen_max, ""), ("current_link_gen", g.pcie_gen_current, "")))
+        widths = (("max_link_width", g.pcie_width_max, "x"), ("current_link_width", g.pcie_width_current, "x"))
+        w.block("link_widths", widths)
+        w.close("pci_gpu_link_info")
+    w.leaf("replay_counter", g.pcie_replay_count)
+    w.close("pci")
+    w.leaf("performance_state", g.performance_state)
+    if g.clocks_event_reasons:  # a GPU with none active prints every reason "Not Active"; both read as ()
+        w.open("clocks_event_reasons")
+        active = list(g.clocks_event_reasons)  # in the record's order, so parse(render(r)) keeps it
+        for name in active + [n for n in CLOCKS_EVENT_REASONS if n not in active]:
+            w.leaf(f"clocks_event_reason_{name}", "Active" if name in active else "Not Active")
+        w.close("clocks_event_reasons")
+    w.block("ecc_mode", (("current_ecc", g.ecc_mode, ""), ("pending_ecc", g.ecc_mode, "")))
+    if any(v is not None for v in (*astuple(g.ecc_volatile), *astuple(g.ecc_aggregate))):
+        w.open("ecc_errors")
+        w.block("volatile", _ecc_leaves(g.ecc_volatile))
+        w.block("aggregate", _ecc_leaves(g.ecc_aggregate))
+        w.close("ecc_errors")
+    if any(v is not None for v in (g.retired_pages_sbe, g.retired_pages_dbe, g.retired_pages_pending)):
+        w.open("retired_pages")
+        w.block("multiple_single_bit_retirement", (("retired_count", g.retired_pages_sbe, ""),))
+        w.block("double_bit_retirement", (("retired_count", g.retired_pages_dbe, ""),))
+        w.leaf("pending_retirement", g.retired_pages_pending)
+        w.close("retired_pages")
+    if (r := g.remapped_rows) is not None:
+        remapped = (
+            ("remapped_row_corr", r.correctable, ""),
+            ("remapped_row_unc", r.uncorrectable, ""),
+            ("remapped_row_pending", r.pending, ""),
+            ("remapped_row_failure", r.failure, ""),
+        )
+        if all(value is None for _, value, _ in remapped):  # a block of N/A still reads as a record of Nones
+            w.lines.append(
+                f"{'    ' * w.depth}<remapped_rows><remapped_row_corr>N/A</remapped_row_corr></remapped_rows>"
+            )
+        w.block("remapped_rows", remapped)
+    temps = (("gpu_temp", g.temperature_c, " C"), ("memory_temp", g.memory_temperature_c, " C"))
+    w.block("temperature", temps)
+    power = (("power_draw", g.power_draw_w, " W"), ("current_power_limit", g.power_limit_w, " W"))
+    w.block("gpu_power_readings", power)
+    w.block("fabric", (("state", g.fabric_state, ""), ("status", g.fabric_status, "")))
+    w.close("gpu")
+
+
+def render(record: NvidiaSmiQ) -> str:
+    """``nvidia-smi -q -x`` XML (DTD v12 element names and order) holding the fields this module reads.
+
+    A real capture has many more elements per GPU (clocks, utilization, processes, ...), which :func:`parse`
+    skips. ECC totals are written as the SRAM counts with DRAM at 0, power with two decimals as nvidia-smi
+    prints it. A value the record lacks is left out, and so is a block with nothing in it (nvidia-smi prints
+    ``N/A`` there; both read as None), which keeps a twin host's file small.
+    """
+    w = _Writer()
+    w.lines += ['<?xml version="1.0" encoding="UTF-8"?>', DOCTYPE]
+    w.open("nvidia_smi_log")
+    w.leaf("timestamp", record.timestamp)
+    w.leaf("driver_version", record.driver_version)
+    w.leaf("cuda_version", record.cuda_version)
+    w.leaf("attached_gpus", record.attached_gpus)
+    for gpu in record.gpus:
+        _render_gpu(w, gpu)
+    w.close("nvidia_smi_log")
+    return "\n".join(w.lines) + "\n"

@@ -130,3 +130,20 @@ def parse(text: str, source: str = "<input>") -> RdmaStatistic:
         raise ParseError(source, "expected 'link <dev>/<port>' lines of rdma statistic", line=1)
     links = tuple(RdmaStatLink(x.dev, x.port, dict(x.counters), tuple(x.optional)) for x in parser.links.values())
     return RdmaStatistic(links)
+
+
+def render(record: RdmaStatistic) -> str:
+    """``rdma statistic show`` (one line per link, counters in the record's order), optional counters on the
+    indented ``Optional-set:`` line with their values -- or, when some of them have no value (``mode``), by
+    name only, the valued ones then staying on the link line."""
+    lines = []
+    for link in record.links:
+        optional = set(link.optional_counters)
+        valued = all(name in link.counters for name in link.optional_counters)
+        main = [f"{k} {v}" for k, v in link.counters.items() if not (valued and k in optional)]
+        lines.append(" ".join([f"link {link.dev}/{link.port}", *main]))
+        if link.optional_counters:
+            names = link.optional_counters
+            pairs = [f"{n} {link.counters[n]}" for n in names] if valued else list(names)
+            lines.append("    " + " ".join([_OPTIONAL, *pairs]))
+    return "\n".join(lines) + "\n"

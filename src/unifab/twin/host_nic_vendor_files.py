@@ -1,0 +1,139 @@
+"""What a twin host's NIC kind and driver stack add to its files (see :mod:`unifab.twin.nic_variants`).
+
+- mlx5 on MLNX_OFED (``ofed``): ``sys/module/mlx5_core/version`` (OFED's versioned module; the ``ecn/`` tree,
+  ``traffic_class`` and ``mlnx_qos`` come from :mod:`unifab.twin.host_files`).
+- mlx5 on the in-tree driver (``upstream``): DCQCN in debugfs ``sys/kernel/debug/mlx5/<bdf>/cc_params/``
+  (reference host-nic-roce §2.2) instead of the OFED-only ``ecn/`` tree, whose per-priority enables have no
+  upstream counterpart; no ``traffic_class`` override, no module version.
+- Broadcom Thor2 (``bnxt``): ``cmd/bnxt-qos/<netdev>.txt`` (``niccli -dev <n> getqos`` after
+  ``bnxt_setupcc.sh``: RoCE priority -> TC 1, CNP priority -> TC 2 strict, DSCP and RoCE v2 UDP-port APP
+  entries), the bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one ``ecn_enable`` for the
+  device, so DCQCN off on the RoCE priority turns it off), ``sys/module/bnxt_en/version`` and an
+  ``ibv_devinfo`` with Broadcom's ids. Thor has no cable-length setting and no ``traffic_class`` override.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+from unifab.parse.host import bnxt_qos, cc_params, ibv_devinfo
+from unifab.twin import cluster as c
+from unifab.twin.cluster import TwinNic
+from unifab.twin.files import write_text
+from unifab.twin.host_pci_files import nic_bdf
+
+OFED_MLX5_VERSION = "24.10-1.1.4"  # MLNX_OFED / DOCA-OFED mlx5_core
+BNXT_EN_VERSION = "1.10.3-231.0.162.0"  # Broadcom out-of-tree bnxt_en (the one with bnxt_re configfs CC)
+BNXT_FW_VER = "231.0.162.0"
+BNXT_VENDOR_ID = "0x14e4"
+BNXT_PART_ID = 0x1760  # BCM57608
+BNXT_BOARD_ID = "BCM957608-P1400GDF00"
+ROCE_V2_PORT = 4791
+CNP_TC = 2
+BNXT_ETS = ((0, "ets", 50), (1, "ets", 50), (CNP_TC, "strict", 0))
+# upstream cc_params name <- the OFED ecn/roce_rp name holding the same firmware parameter
+CC_RP_NAMES = {
+    "rp_clamp_tgt_rate": "clamp_tgt_rate",
+    "rp_clamp_tgt_rate_ati": "clamp_tgt_rate_after_time_inc",
+    "rp_time_reset": "rpg_time_reset",
+    "rp_byte_reset": "rpg_byte_reset",
+    "rp_threshold": "rpg_threshold",
+    "rp_ai_rate": "rpg_ai_rate",
+    "rp_max_rate": "rpg_max_rate",
+    "rp_hai_rate": "rpg_hai_rate",
+    "rp_min_dec_fac": "rpg_min_dec_fac",
+    "rp_min_rate": "rpg_min_rate",
+    "rp_rate_to_set_on_first_cnp": "rate_to_set_on_first_cnp",
+    "rp_dce_tcp_g": "dce_tcp_g",
+    "rp_dce_tcp_rtt": "dce_tcp_rtt",
+    "rp_rate_reduce_monitor_period": "rate_reduce_monitor_period",
+    "rp_initial_alpha_value": "initial_alpha_value",
+    "rp_gd": "rpg_gd",
+}
+
+
+@cache
+def upstream_cc_params() -> cc_params.CcParams:
+    """The debugfs ``cc_params`` of an mlx5 port at the firmware defaults, CNPs on DSCP 48 / priority 6."""
+    from unifab.twin.host_files import RP_DEFAULTS  # host_files imports this module's caller
+
+    params = {name: RP_DEFAULTS[ofed] for name, ofed in CC_RP_NAMES.items()}
+    params |= {"np_min_time_between_cnps": 4, "np_cnp_dscp": c.CNP_DSCP, "np_cnp_prio_mode": 0}
+    params["np_cnp_prio"] = c.CNP_PRIO
+    return cc_params.CcParams(dict(sorted(params.items())))
+
+
+def nic_bnxt_qos(nic: TwinNic) -> bnxt_qos.BnxtQos:
+    """``niccli getqos`` of a Thor2 port configured like ``bnxt_setupcc.sh -m 3 -r 3 -s 26 -c 6 -p 48``."""
+    prio_tc = {p: 1 if p == c.ROCE_PRIO else CNP_TC if p == c.CNP_PRIO else 0 for p in range(8)}
+    tcs = tuple(bnxt_qos.BnxtTc(tc, tsa, bw, 100) for tc, tsa, bw in BNXT_ETS)
+    apps = [bnxt_qos.AppEntry(c.ROCE_PRIO, 3, "UDP or DCCP", ROCE_V2_PORT)]
+    if nic.trust == "dscp":  # a DSCP APP entry is what makes the port trust DSCP
+        apps += [bnxt_qos.AppEntry(nic.dscp2prio[d], 5, "DSCP", d) for d in (c.ROCE_DSCP, c.CNP_DSCP)]
+    dscp2prio = {a.value: a.priority for a in apps if a.selector == 5}
+    return bnxt_qos.BnxtQos(
+        trust="dscp" if dscp2prio else None,
+        dscp2prio=dict(sorted(dscp2prio.items())),
+        pfc_enabled=tuple(sorted(nic.pfc)),
+        prio_tc=prio_tc,
+        tcs=tcs,
+        apps=tuple(apps),
+        cc=(),
+    )
+
+
+def nic_bnxt_cc(nic: TwinNic) -> bnxt_qos.BnxtQos:
+    """The bnxt_re CC configfs of the port: DCQCN-P, RoCE/CNP DSCP and priority, ECN on unless DCQCN is off."""
+    dcqcn = c.ROCE_PRIO in nic.np_enabled and c.ROCE_PRIO in nic.rp_enabled
+    params = {
+        "cc_mode": 1,
+        "cnp_dscp": c.CNP_DSCP,
+        "cnp_prio": c.CNP_PRIO,
+        "disable_prio_vlan_tx": 0,
+        "ecn_enable": int(dcqcn),
+        "ecn_marking": 1,
+        "roce_dscp": c.ROCE_DSCP,
+        "roce_prio": c.ROCE_PRIO,
+    }
+    return bnxt_qos.BnxtQos(None, {}, (), {}, (), (), (bnxt_qos.BnxtCc(1, params, {}),))
+
+
+def nic_bnxt_ibv(base: ibv_devinfo.IbvDevice) -> ibv_devinfo.IbvDevice:
+    """``ibv_devinfo`` of a bnxt_re device: the RoCE port as for mlx5, Broadcom's ids and firmware."""
+    return replace(
+        base, fw_ver=BNXT_FW_VER, vendor_id=BNXT_VENDOR_ID, vendor_part_id=BNXT_PART_ID, board_id=BNXT_BOARD_ID
+    )
+
+
+@cache
+def _cc_params_files() -> dict[str, str]:
+    return cc_params.render_tree(upstream_cc_params())
+
+
+def write_nic_vendor_files(host_root: Path, nics: list[TwinNic]) -> None:
+    """Write the files of one host that depend on its NICs' vendor and driver stack."""
+    if not nics:
+        return
+    sys_dir = host_root / "sys"
+    driver = nics[0].driver
+    if driver == "ofed":
+        write_text(sys_dir / "module" / "mlx5_core" / "version", f"{OFED_MLX5_VERSION}\n")
+    elif driver == "bnxt":
+        write_text(sys_dir / "module" / "bnxt_en" / "version", f"{BNXT_EN_VERSION}\n")
+        # Imported here: host_files imports this module's caller.
+        from unifab.twin.host_files import nic_ibv_device
+
+        devices = tuple(nic_bnxt_ibv(nic_ibv_device(n)) for n in nics)
+        write_text(host_root / "cmd" / "ibv_devinfo.txt", ibv_devinfo.render(devices))
+    for nic in nics:
+        if nic.driver == "upstream":
+            cc_dir = sys_dir / "kernel" / "debug" / "mlx5" / nic_bdf(nic.rail) / "cc_params"
+            for name, text in _cc_params_files().items():
+                write_text(cc_dir / name, text)
+        elif nic.driver == "bnxt":
+            write_text(host_root / "cmd" / "bnxt-qos" / f"{nic.netdev}.txt", bnxt_qos.render(nic_bnxt_qos(nic)))
+            cc_root = sys_dir / "kernel" / "config" / "bnxt_re" / nic.rdma_dev
+            for rel, text in bnxt_qos.render_tree(nic_bnxt_cc(nic)).items():
+                write_text(cc_root / rel, text)
