@@ -331,6 +331,8 @@ class UnifabRun:
     check: ChildRun | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     unavailable: str = ""
+    import_notes: list[str] = field(default_factory=list)
+    switch_links: int = 0  # switch↔switch links with both ends read (what the LINK-/QOS-MTU checks compare)
 
 
 def _gather_records(path: Path) -> list[dict[str, Any]]:
@@ -347,35 +349,23 @@ def _gather_records(path: Path) -> list[dict[str, Any]]:
         out += value if isinstance(value, list) else [value]
 
 
-def write_eos_bundle(gather: Path, bundle: Path) -> set[str]:
-    """Lay the capture's EOS replies out as a bundle (``switches/<host>/eos/<file>``); returns the EOS hosts."""
-    try:
-        from unifab.collect.eos_eapi import BUNDLE_FILES
-    except ImportError:
-        BUNDLE_FILES = {
-            "show-interfaces.json": "show interfaces",
-            "show-lldp-neighbors-detail.json": "show lldp neighbors detail",
-            "show-version.json": "show version",
-        }
-    file_of = {cmd: name for name, cmd in BUNDLE_FILES.items()}
-    hosts: set[str] = set()
-    for f in sorted(gather.glob("*.output")):
-        for r in _gather_records(f):
-            if r.get("devtype") != "eos" or r.get("status") != 200:
-                continue
-            cmd = str(r.get("cmd", "")).removesuffix("| json").strip()
-            name = file_of.get(cmd)
-            if name is None:
-                continue
-            data = r["data"]
-            target = bundle / "switches" / r["hostname"] / "eos" / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(data if isinstance(data, str) else json.dumps(data, indent=2) + "\n")
-            hosts.add(r["hostname"])
-    return hosts
+def write_eos_bundle(gather: Path, bundle: Path) -> tuple[set[str], list[str]]:
+    """Lay the capture out as a bundle with the product's own importer (``collect.suzieq_gather``).
+
+    Returns the EOS switches written and the importer's notes (hosts of other OSes, missing commands).
+    The importer writes each switch's eAPI replies and a running-config reconstructed from them, which is
+    what the bundle reader takes a switch's ports from.
+    """
+    from unifab.collect.suzieq_gather import gather_to_bundle
+
+    notes = gather_to_bundle(sorted(gather.glob("*.output")), bundle)
+    hosts = {p.parent.name for p in (bundle / "switches").glob("*/eos")} if (bundle / "switches").is_dir() else set()
+    return hosts, notes
 
 
 def run_unifab(gather: Path, scratch: Path, quick: bool) -> UnifabRun:
+    from unifab.errors import ParseError
+
     out = UnifabRun()
     files = sorted(gather.glob("*.output"))
     try:
@@ -396,7 +386,11 @@ def run_unifab(gather: Path, scratch: Path, quick: bool) -> UnifabRun:
     )
     bundle = scratch / "peer-unifab-bundle"
     shutil.rmtree(bundle, ignore_errors=True)
-    out.devices = write_eos_bundle(gather, bundle)
+    try:
+        out.devices, out.import_notes = write_eos_bundle(gather, bundle)
+    except (ParseError, OSError) as exc:
+        out.unavailable = f"importing the capture as a bundle failed: {exc}"
+        return out
     log("unifab: check over the capture laid out as a bundle")
     runs = [
         run_child([*unifab_argv(), "check", str(bundle), "--format", "json", "--fail-on", "never"], timeout_s=300)
@@ -409,6 +403,10 @@ def run_unifab(gather: Path, scratch: Path, quick: bool) -> UnifabRun:
     out.check = best_of(good)
     out.findings = json.loads(out.check.stdout)["findings"]
     out.unavailable = _why_unifab_cannot(out.findings, out.devices)
+    from unifab.checks.context import CheckContext
+    from unifab.collect.bundle import load_bundle
+
+    out.switch_links = len(CheckContext.build(load_bundle(bundle)).port_links)
     return out
 
 
@@ -418,17 +416,14 @@ def _why_unifab_cannot(findings: list[dict[str, Any]], devices: set[str]) -> str
 
     known = set(registry())
     checks = sorted(c for c in LINK_CHECKS if c in known)
-    unread = sorted(
-        {
-            str(f.get("subject", {}).get("device"))
-            for f in findings
-            if f.get("check") == "INPUT-MISSING" and f.get("subject", {}).get("device") in devices
-        }
-    )
+    unread = sorted({d for f in findings if (d := _unread_switch(f)) is not None and d in devices})
     missing = []
+    if not devices:
+        missing.append("the capture holds no EOS switch the importer could write")
     if unread:
         missing.append(
-            f"the bundle reader does not read switches/*/eos/ ({len(unread)} of {len(devices)} EOS switches)"
+            f"the bundle reader could not read {len(unread)} of {len(devices)} imported EOS switches "
+            f"({', '.join(unread)}; see the INPUT findings)"
         )
     if not any(c.startswith("LINK-") for c in checks):
         missing.append(
@@ -437,6 +432,17 @@ def _why_unifab_cannot(findings: list[dict[str, Any]], devices: set[str]) -> str
             "QOS-MTU compares NIC and switch only)"
         )
     return "; ".join(missing)
+
+
+def _unread_switch(finding: dict[str, Any]) -> str | None:
+    """The switch an INPUT-* finding says could not be read (from its device, else its ``switches/<name>`` path)."""
+    if not str(finding.get("check", "")).startswith("INPUT-"):
+        return None
+    subject = finding.get("subject", {})
+    parts = str(subject.get("path", "")).split("/")
+    if subject.get("device"):
+        return str(subject["device"])
+    return parts[1] if len(parts) > 1 and parts[0] == "switches" else None
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -548,13 +554,22 @@ def run(ctx: Context) -> FigureResult:
                 f"unifab check over the capture as a bundle, best of {1 if ctx.quick else 3}",
                 round(uni.check.wall_s, 3),
                 "s",
-                note=f"peak RSS {uni.check.peak_rss_bytes / 2**20:.0f} MiB; {len(uni.findings)} findings",
+                note=f"peak RSS {uni.check.peak_rss_bytes / 2**20:.0f} MiB; {len(uni.findings)} findings; bundle "
+                f"written by unifab.collect.suzieq_gather ({len(uni.devices)} EOS switches; "
+                f"{'; '.join(uni.import_notes) or 'nothing left out'})",
             )
         )
     uni_set = None if uni.unavailable else unifab_mismatches(uni.findings, uni.devices)
     if uni_set is not None:
         fig.add(
-            Row(NAME, "unifab", "speed/MTU mismatches found (links)", float(len(uni_set)), "", note=describe(uni_set))
+            Row(
+                NAME,
+                "unifab",
+                "speed/MTU mismatches found (links)",
+                float(len(uni_set)),
+                "",
+                note=f"{describe(uni_set)}; {uni.switch_links} switch↔switch links compared (both ends read)",
+            )
         )
     # --- side by side
     why = "; ".join(x for x in (uni.unavailable and f"unifab: {uni.unavailable}", peer.error) if x)

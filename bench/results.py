@@ -76,6 +76,13 @@ class Row:
             out["note"] = self.note
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Row:
+        t = data.get("target")
+        target = None if t is None else Target(t["op"], float(t["bound"]), t.get("unit", ""))
+        unit, note = data.get("unit", ""), data.get("note", "")
+        return cls(data["figure"], data["case"], data["metric"], data["value"], unit, target, note)
+
 
 @dataclass(slots=True)
 class FigureResult:
@@ -88,6 +95,8 @@ class FigureResult:
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None  # the whole figure could not run: why
     seconds: float = 0.0
+    # where and when it was measured: commit, dirty, date, machine, command (see :func:`provenance`)
+    measured_on: dict[str, Any] = field(default_factory=dict)
 
     def add(self, row: Row) -> Row:
         self.rows.append(row)
@@ -126,7 +135,65 @@ class FigureResult:
             "seconds": round(self.seconds, 2),
             "rows": [r.to_json() for r in self.rows],
             "notes": self.notes,
+            "measured_on": self.measured_on,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], meta: dict[str, Any] | None = None) -> FigureResult:
+        """A figure read back from a results file; one written before provenance takes its run's ``meta``."""
+        fig = cls(
+            data["name"],
+            data["title"],
+            [Row.from_json(r) for r in data.get("rows", [])],
+            data.get("headline", ""),
+            list(data.get("notes", [])),
+            data.get("skipped"),
+            float(data.get("seconds", 0.0)),
+            dict(data.get("measured_on") or {}),
+        )
+        if not fig.measured_on and meta is not None:
+            fig.measured_on = provenance(meta)
+        return fig
+
+
+def provenance(meta: dict[str, Any]) -> dict[str, Any]:
+    """Where and when a run measured its figures: the commit, the date, the machine, the command."""
+    machine = meta.get("machine", {})
+    return {
+        "commit": machine.get("git_commit"),
+        "dirty": machine.get("git_dirty"),
+        "date": meta.get("started"),
+        "machine": f"{machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, "
+        f"{machine.get('memory_gib', '?')} GiB, {machine.get('os', '?')}, Python {machine.get('python', '?')}",
+        "command": meta.get("command"),
+    }
+
+
+def short_provenance(p: dict[str, Any]) -> str:
+    commit = str(p.get("commit") or "?")[:10] + ("+dirty" if p.get("dirty") else "")
+    return f"{commit} {str(p.get('date') or '?')[:10]}"
+
+
+def merge_figures(
+    previous: Sequence[FigureResult], fresh: Sequence[FigureResult], order: Sequence[str]
+) -> list[FigureResult]:
+    """The previous results with ``fresh`` figures replacing theirs, in the harness's figure order."""
+    by_name = {f.name: f for f in previous}
+    by_name.update((f.name, f) for f in fresh)
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(by_name.values(), key=lambda f: rank.get(f.name, len(rank)))
+
+
+def read_results(path: Path) -> tuple[list[FigureResult], dict[str, Any]] | None:
+    """A results JSON file back as figures and meta; ``None`` when absent or not one."""
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        meta = doc["meta"]
+        return [FigureResult.from_json(f, meta) for f in doc["figures"]], meta
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def fmt_number(x: float) -> str:
@@ -177,14 +244,36 @@ def to_markdown(figures: Sequence[FigureResult], meta: dict[str, Any]) -> str:
         "",
         "Machine: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in machine.items() if v is not None) + ".",
         "",
-        "Every number below was measured in this run; ratios compare two measurements from the same run. "
-        "Verdicts are computed from the value and the target: `MISSED` means the target is not met, "
-        "`NOT RUN` that it could not be measured here (see the note).",
+    ]
+    for update in meta.get("updates", []):
+        lines += [
+            f"Updated: `{update.get('command')}` started {update.get('started')}, took "
+            f"{fmt_number(float(update.get('seconds', 0)))} s, re-measured {', '.join(update.get('figures', []))}.",
+            "",
+        ]
+    lines += [
+        "Every number below was measured in the run named in its figure's provenance; ratios compare two "
+        "measurements from the same run. Verdicts are computed from the value and the target: `MISSED` means "
+        "the target is not met, `NOT RUN` that it could not be measured here (see the note).",
         "",
         "## Summary",
         "",
     ]
     lines += [f"- `{_cell(f.summary_line())}`" for f in figures]
+    lines += [
+        "",
+        "## Provenance",
+        "",
+        "| figure | commit | date | machine | command |",
+        "|---|---|---|---|---|",
+    ]
+    for f in figures:
+        p = f.measured_on
+        commit = str(p.get("commit") or "?")[:12] + (" (dirty)" if p.get("dirty") else "")
+        lines.append(
+            f"| {f.name} | {commit} | {p.get('date') or '?'} | {_cell(str(p.get('machine') or '?'))} | "
+            f"`{_cell(str(p.get('command') or '?'))}` |"
+        )
     missed = [r for f in figures for r in f.missed]
     not_run = [r for f in figures for r in f.not_run]
     lines += ["", "## Targets missed", ""]
@@ -203,16 +292,17 @@ def to_markdown(figures: Sequence[FigureResult], meta: dict[str, Any]) -> str:
         "",
         "## All figures",
         "",
-        "| figure | case | metric | measured | target | result | note |",
-        "|---|---|---|---|---|---|---|",
+        "| figure | measured on | case | metric | measured | target | result | note |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for f in figures:
+        when = short_provenance(f.measured_on) if f.measured_on else ""
         if f.skipped:
-            lines.append(f"| {f.name} | — | — | — | — | skipped | {_cell(f.skipped)} |")
+            lines.append(f"| {f.name} | {when} | — | — | — | — | skipped | {_cell(f.skipped)} |")
         for r in f.rows:
             verdict = f"**{r.verdict}**" if r.verdict == "MISSED" else r.verdict
             lines.append(
-                f"| {r.figure} | {_cell(r.case)} | {_cell(r.metric)} | {r.measured()} | "
+                f"| {r.figure} | {when} | {_cell(r.case)} | {_cell(r.metric)} | {r.measured()} | "
                 f"{_cell(str(r.target)) if r.target else ''} | {verdict} | {_cell(r.note)} |"
             )
     notes = [(f.name, n) for f in figures for n in f.notes]

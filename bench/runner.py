@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from bench.common import log, machine_description
 from bench.context import Context, Figure
-from bench.results import FigureResult, write_results
+from bench.results import FigureResult, merge_figures, provenance, read_results, write_results
 from bench.twins import TwinCache
 
 # Run order. It only matters for disk: a twin is deleted once no later figure needs it, so the
@@ -95,7 +95,37 @@ def run_figures(
         "page_cache": "warm (bundles are read right after generation; no cache dropping)",
         "twin_generation_s": {str(g): round(r.wall_s, 2) for g, r in sorted(twins.generations.items())},
     }
+    for result in results:
+        result.measured_on = provenance(meta)
     stem = "quick" if quick else "latest"
-    for path in write_results(out, results, meta, stem):
+    figures_out, meta_out = results, meta
+    if list(names) != list(FIGURES):
+        figures_out, meta_out = _merged(out / f"{stem}.json", results, meta)
+    for path in write_results(out, figures_out, meta_out, stem):
         log(f"wrote {path}")
     return results
+
+
+def _merged(
+    previous_path: Path, results: list[FigureResult], meta: dict[str, Any]
+) -> tuple[list[FigureResult], dict[str, Any]]:
+    """A partial run (``--only``) replaces its figures inside the previous results and keeps the others.
+
+    The previous run's meta stays the file's header; this run is appended under ``updates``, and each
+    figure carries its own provenance (commit, date, machine), so the table says which run measured what.
+    """
+    previous = read_results(previous_path)
+    if previous is None:
+        return results, meta
+    figures, old_meta = previous
+    update = {
+        "command": meta["command"],
+        "started": meta["started"],
+        "seconds": meta["seconds"],
+        "figures": [r.name for r in results],
+        "machine": meta["machine"],
+        "load_avg_1m_per_figure": meta["load_avg_1m_per_figure"],
+        "twin_generation_s": meta["twin_generation_s"],
+    }
+    merged_meta = {**old_meta, "updates": [*old_meta.get("updates", []), update]}
+    return merge_figures(figures, results, list(FIGURES)), merged_meta

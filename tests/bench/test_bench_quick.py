@@ -77,9 +77,9 @@ def test_markdown_says_missed_plainly() -> None:
     assert "cpu Test CPU, cores 2" in md
     assert "## Targets missed" in md
     assert "- **MISSED** full-check / 32,768 GPUs: check / read floor = 9.80× (target ≤ 4×) — a|b" in md
-    assert "| full-check | 32,768 GPUs | check / read floor | 9.80× | ≤ 4× | **MISSED** | a\\|b |" in md
-    assert "| full-check | 100,000 GPUs | check peak RSS | — | ≤ 4 GiB | NOT RUN | budget |" in md
-    assert "| peer | — | — | — | — | skipped | peer unavailable: no Python 3.9 |" in md
+    assert "| full-check |  | 32,768 GPUs | check / read floor | 9.80× | ≤ 4× | **MISSED** | a\\|b |" in md
+    assert "| full-check |  | 100,000 GPUs | check peak RSS | — | ≤ 4 GiB | NOT RUN | budget |" in md
+    assert "| peer |  | — | — | — | — | skipped | peer unavailable: no Python 3.9 |" in md
     assert "- **full-check**: warm page cache" in md
 
 

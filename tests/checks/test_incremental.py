@@ -1,0 +1,376 @@
+"""The incremental session must give exactly what a full load + check of the changed bundle gives.
+
+Property test: many random single-device changes (NIC QoS, MTU, speed, TOS override, pause, LLDP
+cabling, unreadable and deleted files; switch port MTU/speed/FEC/PFC, DSCP maps, WRED thresholds,
+unreadable configs) on twins with every scenario, SONiC and mixed EOS/NVUE switches. After each change
+the session's findings must equal a fresh ``run_checks(load_bundle(...))``; after the file is restored
+they must equal the original findings again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from unifab.checks.incremental import Session, diff_findings, finding_key
+from unifab.checks.runner import run_checks
+from unifab.collect.bundle import load_bundle
+from unifab.errors import BundleError
+from unifab.model import Finding
+from unifab.twin.generate import generate
+from unifab.twin.scenarios import SCENARIOS
+
+
+@dataclass
+class Edit:
+    what: str
+    kind: str  # "host" | "switch"
+    device: str
+    saved: dict[Path, bytes | None]
+
+    def restore(self) -> None:
+        for path, data in self.saved.items():
+            if data is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(data)
+
+
+def _save(*paths: Path) -> dict[Path, bytes | None]:
+    return {p: (p.read_bytes() if p.exists() else None) for p in paths}
+
+
+Mutator = Callable[[random.Random, Path], Edit | None]
+
+
+def _pick(rng: random.Random, paths: list[Path]) -> Path | None:
+    return rng.choice(sorted(paths)) if paths else None
+
+
+def _host(rng: random.Random, bundle: Path) -> Path:
+    return rng.choice(sorted((bundle / "hosts").iterdir()))
+
+
+def _sub(
+    rng: random.Random, bundle: Path, what: str, glob: str, pattern: str, repl: Callable[[str], str]
+) -> Edit | None:
+    host = _host(rng, bundle)
+    path = _pick(rng, list(host.glob(glob)))
+    if path is None:
+        return None
+    saved = _save(path)
+    text = path.read_text()
+    matches = list(re.finditer(pattern, text, flags=re.M))
+    if not matches:
+        return None
+    m = rng.choice(matches)
+    path.write_text(text[: m.start()] + repl(m.group(0)) + text[m.end() :])
+    return Edit(f"{what} {path.relative_to(bundle)}", "host", host.name, saved)
+
+
+def host_pfc(rng: random.Random, bundle: Path) -> Edit | None:
+    def flip(line: str) -> str:
+        head, flags = line.split("enabled", 1)
+        values = flags.split()
+        i = rng.randrange(len(values))
+        values[i] = "0" if values[i] == "1" else "1"
+        return head + "enabled" + "".join(f"{v:>4}" for v in values)
+
+    return _sub(rng, bundle, "PFC flags", "cmd/mlnx_qos/*.txt", r"^\s*enabled(?:\s+[01])+", flip)
+
+
+def host_trust(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "trust", "cmd/mlnx_qos/*.txt", r"trust state: \w+", lambda s: "trust state: pcp")
+
+
+def host_cable(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "cable len", "cmd/mlnx_qos/*.txt", r"Cable len: \d+", lambda s: "Cable len: 7")
+
+
+def host_mtu(rng: random.Random, bundle: Path) -> Edit | None:
+    new = rng.choice(["1500", "4200", "9000"])
+    return _sub(rng, bundle, "MTU", "sys/class/net/*/mtu", r"^\d+", lambda s: new)
+
+
+def host_rate(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "rate", "sys/class/infiniband/*/ports/1/rate", r"^.*$", lambda s: "200 Gb/sec (4X HDR)")
+
+
+def host_tclass(rng: random.Random, bundle: Path) -> Edit | None:
+    host = _host(rng, bundle)
+    path = _pick(rng, list(host.glob("sys/class/infiniband/*/tc/1/traffic_class")))
+    if path is None:
+        return None
+    saved = _save(path)
+    path.write_text(f"Global tclass={rng.choice([98, 106, 0])}\n")
+    return Edit(f"tclass {path.relative_to(bundle)}", "host", host.name, saved)
+
+
+def host_pause(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "global pause", "cmd/ethtool-a/*.txt", r"^RX:\s+off", lambda s: "RX:\t\ton")
+
+
+def host_dcqcn(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "roce_np", "sys/class/net/*/ecn/roce_np/enable/3", r"^\d", lambda s: "0")
+
+
+def host_lldp(rng: random.Random, bundle: Path) -> Edit | None:
+    """Two of the host's NICs report each other's switch port: a swap the cabling checks must group."""
+    host = _host(rng, bundle)
+    path = host / "cmd" / "lldpcli.json"
+    if not path.is_file():
+        return None
+    saved = _save(path)
+    data = json.loads(path.read_text())
+    ifaces = data["lldp"][0]["interface"] if isinstance(data.get("lldp"), list) else None
+    if not ifaces or len(ifaces) < 2:
+        return None
+    i, j = rng.sample(range(len(ifaces)), 2)
+    ifaces[i]["port"], ifaces[j]["port"] = ifaces[j]["port"], ifaces[i]["port"]
+    ifaces[i]["chassis"], ifaces[j]["chassis"] = ifaces[j]["chassis"], ifaces[i]["chassis"]
+    path.write_text(json.dumps(data, indent=2))
+    return Edit(f"LLDP swap {path.relative_to(bundle)}", "host", host.name, saved)
+
+
+def host_corrupt(rng: random.Random, bundle: Path) -> Edit | None:
+    host = _host(rng, bundle)
+    path = _pick(rng, [*host.glob("cmd/mlnx_qos/*.txt"), host / "cmd" / "lldpcli.json"])
+    if path is None or not path.is_file():
+        return None
+    saved = _save(path)
+    path.write_text("garbage\x01 not what the parser expects {\n")
+    return Edit(f"corrupt {path.relative_to(bundle)}", "host", host.name, saved)
+
+
+def host_delete(rng: random.Random, bundle: Path) -> Edit | None:
+    host = _host(rng, bundle)
+    path = _pick(rng, list(host.glob("cmd/mlnx_qos/*.txt")) + list(host.glob("sys/class/net/*/mtu")))
+    if path is None:
+        return None
+    saved = _save(path)
+    path.unlink()
+    return Edit(f"delete {path.relative_to(bundle)}", "host", host.name, saved)
+
+
+def _config_db(rng: random.Random, bundle: Path) -> Path | None:
+    return _pick(rng, list((bundle / "switches").glob("*/sonic/config_db.json")))
+
+
+def _switch_json(
+    rng: random.Random, bundle: Path, what: str, edit: Callable[[dict[str, dict[str, dict[str, str]]]], bool]
+) -> Edit | None:
+    path = _config_db(rng, bundle)
+    if path is None:
+        return None
+    db = json.loads(path.read_text())
+    if not edit(db):
+        return None
+    saved = _save(path)
+    path.write_text(json.dumps(db, indent=2))
+    return Edit(f"{what} {path.relative_to(bundle)}", "switch", path.parent.parent.name, saved)
+
+
+def _port_field(field: str, values: list[str]) -> Mutator:
+    def mutate(rng: random.Random, bundle: Path) -> Edit | None:
+        def edit(db: dict[str, dict[str, dict[str, str]]]) -> bool:
+            ports = sorted(db.get("PORT", {}))
+            if not ports:
+                return False
+            db["PORT"][rng.choice(ports)][field] = rng.choice(values)
+            return True
+
+        return _switch_json(rng, bundle, f"PORT.{field}", edit)
+
+    return mutate
+
+
+def switch_pfc(rng: random.Random, bundle: Path) -> Edit | None:
+    def edit(db: dict[str, dict[str, dict[str, str]]]) -> bool:
+        ports = sorted(db.get("PORT_QOS_MAP", {}))
+        if not ports:
+            return False
+        db["PORT_QOS_MAP"][rng.choice(ports)]["pfc_enable"] = rng.choice(["3,4", "", "4"])
+        return True
+
+    return _switch_json(rng, bundle, "pfc_enable", edit)
+
+
+def switch_dscp_map(rng: random.Random, bundle: Path) -> Edit | None:
+    def edit(db: dict[str, dict[str, dict[str, str]]]) -> bool:
+        maps = db.get("DSCP_TO_TC_MAP", {})
+        if not maps:
+            return False
+        name = rng.choice(sorted(maps))
+        maps[name][rng.choice(["26", "48"])] = rng.choice(["0", "4"])
+        return True
+
+    return _switch_json(rng, bundle, "DSCP_TO_TC_MAP", edit)
+
+
+def switch_wred(rng: random.Random, bundle: Path) -> Edit | None:
+    def edit(db: dict[str, dict[str, dict[str, str]]]) -> bool:
+        profiles = db.get("WRED_PROFILE", {})
+        if not profiles:
+            return False
+        profile = profiles[rng.choice(sorted(profiles))]
+        profile["green_min_threshold"] = profile.get("green_max_threshold", "0")
+        return True
+
+    return _switch_json(rng, bundle, "WRED_PROFILE", edit)
+
+
+def switch_corrupt(rng: random.Random, bundle: Path) -> Edit | None:
+    path = _pick(rng, [p for p in (bundle / "switches").glob("*/*/*") if p.is_file()])
+    if path is None:
+        return None
+    saved = _save(path)
+    path.write_text("{ not json\n")
+    return Edit(f"corrupt {path.relative_to(bundle)}", "switch", path.parent.parent.name, saved)
+
+
+def switch_text_mtu(rng: random.Random, bundle: Path) -> Edit | None:
+    """EOS / NVUE configuration text: one port's MTU."""
+    files = [p for p in (bundle / "switches").glob("*/*/*") if p.suffix in (".txt", ".yaml") and "mtu" in p.read_text()]
+    path = _pick(rng, files)
+    if path is None:
+        return None
+    text = path.read_text()
+    matches = list(re.finditer(r"mtu:? \d+", text))
+    m = rng.choice(matches)
+    saved = _save(path)
+    path.write_text(text[: m.start()] + m.group(0).rsplit(" ", 1)[0] + " 1500" + text[m.end() :])
+    return Edit(f"MTU {path.relative_to(bundle)}", "switch", path.parent.parent.name, saved)
+
+
+MUTATORS: list[Mutator] = [
+    host_pfc,
+    host_trust,
+    host_cable,
+    host_mtu,
+    host_rate,
+    host_tclass,
+    host_pause,
+    host_dcqcn,
+    host_lldp,
+    host_corrupt,
+    host_delete,
+    _port_field("mtu", ["1500", "9100", "4200"]),
+    _port_field("speed", ["100000", "200000", "400000"]),
+    _port_field("fec", ["none", "fc", "rs"]),
+    switch_pfc,
+    switch_dscp_map,
+    switch_wred,
+    switch_corrupt,
+    switch_text_mtu,
+]
+
+
+def full(bundle: Path) -> list[Finding]:
+    return run_checks(load_bundle(bundle))
+
+
+def keys(findings: list[Finding]) -> list[bytes]:
+    return [finding_key(f) for f in findings]
+
+
+@pytest.fixture(scope="module", params=["sonic", "mixed", "sonic-majority"])
+def bundle(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twins with every scenario: SONiC, mixed EOS/NVUE/SONiC, and SONiC without fabric.yaml (so the
+    baseline is the devices' majority, kept as counters, rather than the intent's values)."""
+    out = tmp_path_factory.mktemp(f"inc-{request.param}") / "bundle"
+    generate(out, gpus=64, seed=11, scenarios=tuple(SCENARIOS), switch_os=request.param.removesuffix("-majority"))
+    if request.param.endswith("-majority"):
+        (out / "fabric.yaml").unlink(missing_ok=True)
+    return out
+
+
+def test_session_starts_equal_to_a_full_check(bundle: Path) -> None:
+    assert keys(Session(bundle).findings) == keys(full(bundle))
+
+
+def test_random_single_device_changes_equal_a_full_check(bundle: Path) -> None:
+    rng = random.Random(20261130)
+    session = Session(bundle)
+    original = keys(session.findings)
+    done: dict[str, int] = {}
+    modes: set[str] = set()
+    attempts = 0
+    while sum(done.values()) < 24 and attempts < 200:
+        attempts += 1
+        mutate = rng.choice(MUTATORS)
+        edit = mutate(rng, bundle)
+        if edit is None:
+            continue
+        previous = session.findings
+        try:
+            update = session.update_host(edit.device) if edit.kind == "host" else session.update_switch(edit.device)
+            expected = full(bundle)
+        finally:
+            edit.restore()
+        assert keys(update.findings) == keys(expected), edit.what
+        added, removed = diff_findings(previous, expected)
+        assert sorted(keys(update.added)) == sorted(keys(added)), edit.what
+        assert sorted(keys(update.removed)) == sorted(keys(removed)), edit.what
+        back = session.update_paths([Path("hosts" if edit.kind == "host" else "switches") / edit.device / "x"])
+        assert keys(back.findings) == original, f"after restoring: {edit.what}"
+        done[mutate.__name__] = done.get(mutate.__name__, 0) + 1
+        modes.add(update.mode)
+    assert sum(done.values()) >= 24, done
+    assert "incremental" in modes
+
+
+def test_the_diff_names_what_changed(bundle: Path, tmp_path: Path) -> None:
+    work = tmp_path / "b"
+    shutil.copytree(bundle, work)
+    session = Session(work)
+    before = session.findings
+    host = sorted((work / "hosts").iterdir())[0]
+    path = sorted((host / "cmd" / "mlnx_qos").glob("*.txt"))[0]
+    text = path.read_text()
+    path.write_text(text.replace("trust state: dscp", "trust state: pcp"))
+    update = session.update_paths([path])
+    assert update.mode == "incremental"
+    assert update.devices == [f"host:{host.name}"]
+    assert any(f.check == "QOS-TRUST" and f.subject["a"] == f"{host.name}:{path.stem}" for f in update.added)
+    added, removed = diff_findings(before, update.findings)
+    assert sorted(map(finding_key, added)) == sorted(map(finding_key, update.added))
+    assert sorted(map(finding_key, removed)) == sorted(map(finding_key, update.removed))
+    path.write_text(text)
+    back = session.update_host(host.name)
+    assert sorted(map(finding_key, back.removed)) == sorted(map(finding_key, update.added))
+
+
+def test_a_plan_change_re_reads_the_bundle(bundle: Path, tmp_path: Path) -> None:
+    work = tmp_path / "b"
+    shutil.copytree(bundle, work)
+    session = Session(work)
+    plan = work / "plan" / "cabling.csv"
+    lines = plan.read_text().splitlines(keepends=True)
+    plan.write_text("".join(lines[:1] + lines[2:]))
+    update = session.update_paths([plan])
+    assert update.mode == "reload"
+    assert keys(update.findings) == keys(full(work))
+
+
+def test_a_removed_and_a_new_host_equal_a_full_check(bundle: Path, tmp_path: Path) -> None:
+    work = tmp_path / "b"
+    shutil.copytree(bundle, work)
+    session = Session(work)
+    host = sorted((work / "hosts").iterdir())[-1]
+    moved = tmp_path / "moved"
+    host.rename(moved)
+    assert keys(session.update_host(host.name).findings) == keys(full(work))
+    moved.rename(host)
+    assert keys(session.update_host(host.name).findings) == keys(full(work))
+
+
+def test_not_a_bundle_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="not a bundle"):
+        Session(tmp_path)
