@@ -1,6 +1,7 @@
 """``unifab topo ...``: planned vs. discovered cabling (wired into the main CLI as the ``topo`` group).
 
-``diff`` compares the plan with LLDP / ibnetdiscover, ``plan`` writes a plan (rail template, NetBox or
+``diff`` compares the plan with LLDP / ibnetdiscover (and what NCCL assumes with nvidia-smi topo, the NCCL
+topology and the jobs' NCCL_IB_HCA), ``plan`` writes a plan (rail template, NetBox or
 Nautobot, a known-good ibnetdiscover, PTM topology.dot), ``show`` draws the rails (table, JSON, SVG).
 
 Exit codes as in :mod:`unifab.cli`: 0 clean, 1 differences at or above ``--fail-on``, 2 usage or input error.
@@ -86,9 +87,24 @@ def topo_findings(fabric: Fabric) -> list[Finding]:
     return sorted(found, key=lambda f: (order[f.check], f.sort_key()))
 
 
+# Where the "discovered" view of a kind comes from when it is not the cabling (LLDP / ibnetdiscover).
+DISCOVERED_FROM = {
+    "TOPO-PCIE-AFFINITY": "nvidia-smi topo -m and the NCCL topology",
+    "TOPO-NCCL-HCA": "the job's NCCL_IB_HCA",
+    "TOPO-UPLINKS": "LLDP on the leaf's uplinks",
+}
+
+
 def _views(f: Finding) -> tuple[str, str]:
+    """The finding's "the plan says" and "discovered" cells."""
     plan = f.evidence.get("plan")
     seen = f.evidence.get("discovered")
+    if f.check in DISCOVERED_FROM:  # about one host, job or leaf: name it, and say where the view comes from
+        who = str(f.subject.get("id", ""))
+        seen_lines = list(seen or [])
+        if f.check == "TOPO-UPLINKS":
+            seen_lines += [f"not up: {cable}" for cable in f.evidence.get("b", {}).get("not_up", [])]
+        return "\n".join([who, *(plan or [])]), "\n".join([who, *seen_lines, f"(from {DISCOVERED_FROM[f.check]})"])
     if f.check == "TOPO-DEGRADED":
         a, b = f.evidence.get("a", {}), f.evidence.get("b", {})
         want = f.evidence.get("expected_speed_mbps")
@@ -117,7 +133,7 @@ def _print_table(console: Console, findings: list[Finding], has_plan: bool) -> N
         console.print("[green]cabling matches: no topology differences[/]")
         return
     table = Table(title=f"{len(findings)} topology differences", show_lines=True)
-    for column in ("kind", "severity", "the plan says", "LLDP says", "consequence"):
+    for column in ("kind", "severity", "the plan says", "discovered", "consequence"):
         table.add_column(column, overflow="fold")
     for f in findings:
         plan, seen = _views(f)
@@ -146,7 +162,9 @@ def diff(
         TopoFailOn, typer.Option(help="Exit 1 when a difference is at least this severe.")
     ] = TopoFailOn.ERROR,
 ) -> None:
-    """Planned cabling vs. what LLDP sees: missing, unplanned, miswired (a swap is one row), off-rail, degraded.
+    """Planned vs. discovered: cables missing, unplanned, miswired (a swap is one row), off-rail or degraded (LLDP,
+    ibnetdiscover); GPUs off their NIC's PCIe switch (nvidia-smi topo, NCCL topology); jobs whose NCCL_IB_HCA leaves
+    out a rail; leaves with uplinks down.
 
     Example: unifab topo diff ./bundle --format json --fail-on warning
     """

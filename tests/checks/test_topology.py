@@ -6,8 +6,11 @@ from pathlib import Path
 
 from unifab.checks import topology
 from unifab.checks.context import CheckContext
+from unifab.collect.bundle import load_bundle
+from unifab.collect.ib import ib_view
 from unifab.model import Endpoint, Fabric, Finding, Gpu, Host, Link, Nic, Port, Switch, link_id
 from unifab.parse.ib import ibnetdiscover
+from unifab.parse.plan import cabling
 
 Cable = tuple[Endpoint, Endpoint]
 
@@ -166,35 +169,42 @@ def test_degraded_nic() -> None:
     assert f.evidence["expected_speed_mbps"] == 400_000
 
 
-def _ib_fabric(discovered_text: str, plan_text: str | None) -> Fabric:
-    """The IB pair as a fabric: CAs as host NICs (named by RDMA device), switch ports by number, rates as speeds."""
-    fabric = Fabric()
-    seen = ibnetdiscover.named_links(ibnetdiscover.parse(discovered_text))
-    planned = ibnetdiscover.named_links(ibnetdiscover.parse(plan_text)) if plan_text else ()
-    hosts: dict[str, dict[str, Nic]] = {}
-    ports: dict[str, dict[str, Port]] = {}
-    rate = {(lk.a_node, lk.a_port): lk.rate_mbps for lk in seen} | {(lk.b_node, lk.b_port): lk.rate_mbps for lk in seen}
-    for lk in (*planned, *seen):
-        for node, port in ((lk.a_node, lk.a_port), (lk.b_node, lk.b_port)):
-            speed = rate.get((node, port))
-            if port.startswith("mlx5_"):
-                hosts.setdefault(node, {})[port] = Nic(node, port, port, None, None, speed_mbps=speed)
-            else:
-                ports.setdefault(node, {})[port] = Port(node, port, None, speed, "up", None)
-    fabric.hosts = {h: Host(h, nics) for h, nics in hosts.items()}
-    fabric.switches = {s: Switch(s, "ib", "ib/ibnetdiscover.txt", p) for s, p in ports.items()}
-
-    def cables(links: tuple[ibnetdiscover.NamedLink, ...]) -> list[Cable]:
-        return [(Endpoint(lk.a_node, lk.a_port), Endpoint(lk.b_node, lk.b_port)) for lk in links]
-
-    fabric.links = _merge(cables(seen), cables(planned))
+def _ib_fabric(root: Path, discovered_text: str, plan_text: str | None) -> Fabric:
+    """The IB pair read as a bundle: ``ib/ibnetdiscover.txt`` through the bundle reader's IB view
+    (:mod:`unifab.collect.ib`), and a known-good run's cables as ``plan/cabling.csv`` (``topo plan
+    --from-ibnetdiscover``)."""
+    write = {"ib/ibnetdiscover.txt": discovered_text}
+    if plan_text is not None:
+        known_good = ibnetdiscover.named_links(ibnetdiscover.parse(plan_text, "known-good ibnetdiscover"))
+        cables = tuple(cabling.PlannedCable(lk.a_node, lk.a_port, lk.b_node, lk.b_port, None) for lk in known_good)
+        write["plan/cabling.csv"] = cabling.render(cables)
+    for rel, text in write.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    fabric = load_bundle(root)
+    assert fabric.input_findings == []
     return fabric
 
 
-def test_ib_faulty_against_clean_plan_yields_exactly_the_injected_faults(samples: Path) -> None:
+def test_ib_view_is_what_the_bundle_reader_uses(tmp_path: Path, samples: Path) -> None:
+    """CAs become host NICs named by RDMA device and switch ports by number, with the trained rate as speed."""
+    text = (samples / "ib" / "ibnetdiscover_sim_rail_faulty.txt").read_text()
+    view = ib_view(ibnetdiscover.parse(text, "ibnetdiscover.txt"))
+    fabric = _ib_fabric(tmp_path, text, None)
+    assert set(view.hosts) <= set(fabric.hosts) and set(view.switches) <= set(fabric.switches)
+    assert {lk.id for lk in view.links} == {lk.id for lk in fabric.links}
+    nics = fabric.hosts["dgx-002"].nics
+    assert (nics["mlx5_1"].rdma_dev, nics["mlx5_1"].link_layer) == ("mlx5_1", "InfiniBand")
+    slow, healthy = nics["mlx5_1"].speed_mbps, nics["mlx5_0"].speed_mbps  # the degraded cable trained lower
+    assert slow is not None and healthy is not None and slow < healthy
+
+
+def test_ib_faulty_against_clean_plan_yields_exactly_the_injected_faults(tmp_path: Path, samples: Path) -> None:
     ib = samples / "ib"
     fabric = _ib_fabric(
-        (ib / "ibnetdiscover_sim_rail_faulty.txt").read_text(), (ib / "ibnetdiscover_sim_rail_clean.txt").read_text()
+        tmp_path,
+        (ib / "ibnetdiscover_sim_rail_faulty.txt").read_text(),
+        (ib / "ibnetdiscover_sim_rail_clean.txt").read_text(),
     )
     found = {(f.check, f.entities) for f in run(fabric)}
     assert found == {
@@ -207,10 +217,10 @@ def test_ib_faulty_against_clean_plan_yields_exactly_the_injected_faults(samples
     }
 
 
-def test_ib_clean_is_silent(samples: Path) -> None:
+def test_ib_clean_is_silent(tmp_path: Path, samples: Path) -> None:
     clean = (samples / "ib" / "ibnetdiscover_sim_rail_clean.txt").read_text()
-    assert run(_ib_fabric(clean, clean)) == []
-    assert run(_ib_fabric(clean, None)) == []
+    assert run(_ib_fabric(tmp_path / "planned", clean, clean)) == []
+    assert run(_ib_fabric(tmp_path / "unplanned", clean, None)) == []
 
 
 def test_linear_scale_smoke() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import orjson
@@ -31,7 +30,6 @@ SWITCH_SCENARIOS = (
     "headroom-short",
     "uplink-ecn",
 )
-_ETHERNET = re.compile(rb"\bEthernet(\d+)\b")
 
 
 def _check(bundle: Path) -> tuple[int, list[str]]:
@@ -52,16 +50,6 @@ def _spec(switch: str, port: str, speed: int | None, cables: dict[tuple[str, str
     assert speed is not None, (switch, port)
     cable = cables.get((switch, port))
     return PortSpec(port, speed, "host", None if cable is None else math.ceil(cable))
-
-
-def _swp_names(bundle: Path) -> None:
-    """Cumulus names front-panel ports swpN; the twin's NVUE switches use EthernetN: rename everywhere."""
-    for path in bundle.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            renamed = _ETHERNET.sub(rb"swp\1", data)
-            if renamed != data:
-                path.write_bytes(renamed)
 
 
 def _render_sonic(path: Path, cables: dict[tuple[str, str], float | None]) -> None:
@@ -108,8 +96,6 @@ def test_rendered_switches_leave_no_qos_finding(tmp_path: Path, device_os: str) 
 
     bundle = tmp_path / "bundle"
     generate(bundle, gpus=64, seed=5, scenarios=SWITCH_SCENARIOS, switch_os=device_os)
-    if device_os == "nvue":
-        _swp_names(bundle)
     code, before = _check(bundle)
     assert code == 1 and any(f.startswith("QOS-") for f in before), "the scenarios should have broken the switches"
     cables = _cables(bundle)

@@ -3,6 +3,7 @@ every file parses with the real parser and the bundle reader fills the model fro
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.model import Fabric, PcieLink
-from unifab.parse.host import bnxt_qos, cc_params, lspci, nvidia_smi_q, rdma_statistic
+from unifab.parse.host import bnxt_qos, cc_params, ethtool_stats, lspci, nccl_topo, nvidia_smi_q, rdma_statistic
 from unifab.twin import host_nic_vendor_files as vendor_files
 from unifab.twin.cluster import CNP_DSCP, CNP_PRIO, ROCE_DSCP, ROCE_PRIO, build
 from unifab.twin.generate import generate
@@ -176,3 +177,41 @@ def test_cli_option_and_usage_error(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["twin", "generate", "--out", str(tmp_path / "b"), "--nic-driver", "mofed"])
     assert bad.exit_code == 2 and "unknown NIC driver 'mofed'" in bad.output
     assert "--nic-vendor" in runner.invoke(app, ["twin", "generate", "--help"]).output
+
+
+def test_lspci_shows_a_moved_gpu_under_its_own_switch(twin_bundle: Path) -> None:
+    """affinity: lspci puts the moved GPU below a downstream port of another PCIe switch than its NIC's, the one
+    the NCCL topology names; every other GPU shares its NIC's switch (downstream ports on one internal bus)."""
+    truth = json.loads((twin_bundle / "truth.json").read_text())["misconfigurations"]
+    moved = {tuple(m["entities"][0].removeprefix("gpu:").split(":")) for m in truth if m["scenario"] == "affinity"}
+    assert moved
+    for host, gpu in sorted(moved):
+        cmd = twin_bundle / "hosts" / host / "cmd"
+        record = lspci.parse((cmd / "lspci-vvv.txt").read_text(), "lspci-vvv.txt")
+        pci = record.by_bdf()
+        nccl = nccl_topo.parse((cmd / "nccl-topo.xml").read_text(), "nccl-topo.xml")
+        nccl_switch = {g.dev: g.pci_switch for g in nccl.gpus}
+        for i in range(8):
+            gpu_port, nic_port = pci[gpu_bdf(i)].parent, pci[nic_bdf(i)].parent
+            assert gpu_port is not None and nic_port is not None
+            same_switch = gpu_port[:8] == nic_port[:8]  # 0000:BB: the switch's internal bus
+            assert same_switch == (i != int(gpu)), (host, i)
+            switch_bus = int(str(nccl_switch[i])[5:7], 16)
+            assert int(gpu_port[5:7], 16) == switch_bus + 1  # the port sits on the internal bus of NCCL's switch
+            assert pci[gpu_port].bus is not None and pci[gpu_port].bus.secondary == int(gpu_bdf(i)[5:7], 16)
+
+
+def test_broadcom_ethtool_stats_use_bnxt_en_names(mixed: tuple[Path, Fabric]) -> None:
+    """A Broadcom host's ``ethtool -S`` is bnxt_en's (ring and port counters), read onto the mlx5 names."""
+    root, fabric = mixed
+    bnxt = ethtool_stats.parse((root / "hosts" / "gpu002" / "cmd" / "ethtool-S" / "eth3.txt").read_text(), "eth3")
+    assert {"[0]: rx_discards", "[7]: tx_discards", "rx_pfc_ena_frames_pri3", "tx_pfc_ena_frames_pri7"} <= set(bnxt)
+    assert {"rx_pause_frames", "pfc_pri3_rx_duration_us", "rx_bytes_pri3", "link_down_events"} <= set(bnxt)
+    assert not any(name.endswith("_phy") or "_prio" in name for name in bnxt)
+    mlx5 = ethtool_stats.parse((root / "hosts" / "gpu001" / "cmd" / "ethtool-S" / "eth3.txt").read_text(), "eth3")
+    assert "rx_prio3_pause" in mlx5 and not any(name.startswith("[") for name in mlx5)
+    assert set(ethtool_stats.per_priority(bnxt, "rx_prio{p}_pause")) == set(range(8))  # bnxt_en prints every one
+    counters = fabric.hosts["gpu002"].nics["eth3"].counters
+    for name in ("rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_prio3_pause", "rx_discards_phy", "link_down_events_phy"):
+        assert counters[f"ethtool:{name}"] == 0, name
+    assert counters["ethtool:[0]: rx_discards"] == 0 and counters["ethtool:rx_bytes"] == 0

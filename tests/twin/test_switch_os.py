@@ -11,14 +11,22 @@ import pytest
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
+from unifab.intent import Device, parse_intent, resolve
 from unifab.model import Fabric
 from unifab.parse.host import lldpcli
 from unifab.parse.switch import eos_config, eos_json, nvue
-from unifab.twin.cluster import CNP_PRIO, ROCE_DSCP, ROCE_PRIO, build
+from unifab.render.nvue_config import render_nvue_yaml
+from unifab.render.profile import PortSpec
+from unifab.twin.cluster import CNP_PRIO, ROCE_DSCP, ROCE_PRIO, build, port_name
 from unifab.twin.generate import generate
 from unifab.twin.writer import write_bundle
 
 GPUS = 64  # 8 hosts: 8 leaves, 8 spines, 64 host links and 64 uplinks
+
+
+def _front_panel(name: str) -> str:
+    """The port's SONiC name, so ports compare across OSes (Cumulus ``swp<n>`` is SONiC ``Ethernet<8(n-1)>``)."""
+    return port_name(int(name.removeprefix("swp")) - 1) if name.startswith("swp") else name
 
 
 def _port_values(fabric: Fabric) -> dict[tuple[str, str], tuple[Any, ...]]:
@@ -27,7 +35,7 @@ def _port_values(fabric: Fabric) -> dict[tuple[str, str], tuple[Any, ...]]:
         for port in sw.ports.values():
             q = port.qos
             assert q is not None, port.id
-            out[(sw.name, port.name)] = (
+            out[(sw.name, _front_panel(port.name))] = (
                 port.mtu,
                 port.speed_mbps,
                 q.pfc_enabled,
@@ -79,9 +87,16 @@ def test_unknown_switch_os_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_files_are_the_vendors_formats(tmp_path: Path) -> None:
     """Every switch file parses with the parser for real device output (EOS leaves, NVUE spines)."""
-    cluster = build(GPUS)
+    cluster = build(GPUS, switch_os="eos")
     for sw in cluster.switches.values():
-        sw.os = "eos" if sw.role == "leaf" else "nvue"
+        if sw.role == "spine":  # NVUE spines: their ports are swp<n>, also as the EOS leaves' peers
+            sw.os = "nvue"
+            renamed = {}
+            for i, port in enumerate(sw.ports.values()):
+                port.name = port_name(i, "nvue")
+                cluster.switches[port.peer_node].ports[port.peer_port].peer_port = port.name
+                renamed[port.name] = port
+            sw.ports = renamed
     write_bundle(cluster, tmp_path)
     leaf = tmp_path / "switches" / "leaf-su1-r0"
     assert sorted(p.name for p in (leaf / "eos").iterdir()) == [
@@ -115,23 +130,23 @@ def test_every_port_setting_is_encoded(tmp_path: Path, switch_os: str) -> None:
     leaf, other = cluster.switches["leaf-su1-r0"], cluster.switches["leaf-su1-r1"]
     leaf.dscp_to_tc[ROCE_DSCP] = 1  # dscp-lossy
     leaf.ecn_min_bytes, leaf.ecn_max_bytes = leaf.ecn_max_bytes, leaf.ecn_min_bytes  # ecn-thresh
-    ports = leaf.ports
-    ports["Ethernet0"].pfc = {3, 4}
-    ports["Ethernet8"].pfc = set()
-    ports["Ethernet16"].trusts_dscp = False
-    ports["Ethernet24"].roce_queue_ecn = False
-    ports["Ethernet32"].cnp_queue_strict = False
-    ports["Ethernet40"].pfcwd = False
-    ports["Ethernet48"].mtu = 1500
-    ports["Ethernet56"].configured_cable_m = 1
-    ports["Ethernet256"].speed_mbps = 200_000
+    ports = {i: leaf.ports[port_name(i, switch_os)] for i in (0, 1, 2, 3, 4, 5, 6, 7, 32)}
+    ports[0].pfc = {3, 4}
+    ports[1].pfc = set()
+    ports[2].trusts_dscp = False
+    ports[3].roce_queue_ecn = False
+    ports[4].cnp_queue_strict = False
+    ports[5].pfcwd = False
+    ports[6].mtu = 1500
+    ports[7].configured_cable_m = 1
+    ports[32].speed_mbps = 200_000
     write_bundle(cluster, tmp_path)
     fabric = load_bundle(tmp_path)
     assert fabric.input_findings == []
     sw = fabric.switches["leaf-su1-r0"]
     q = {name: port.qos for name, port in sw.ports.items()}
     assert all(v is not None for v in q.values())
-    q0, q8, q16, q24, q32, q40 = (q[f"Ethernet{i}"] for i in (0, 8, 16, 24, 32, 40))
+    q0, q8, q16, q24, q32, q40 = (q[ports[i].name] for i in range(6))
     assert q0 is not None and q8 is not None and q16 is not None
     assert q24 is not None and q32 is not None and q40 is not None
     assert q0.dscp_to_tc[ROCE_DSCP] == 1
@@ -143,12 +158,35 @@ def test_every_port_setting_is_encoded(tmp_path: Path, switch_os: str) -> None:
     assert q32.queues[CNP_PRIO].scheduler_type == "DWRR"
     assert q40.pfcwd is None and q40.pfcwd_priorities == frozenset()
     assert q0.pfcwd is not None and q0.pfcwd.detection_ms == 200 and q0.pfcwd_priorities == {3, 4}
-    assert sw.ports["Ethernet48"].mtu == 1500
-    assert sw.ports["Ethernet256"].speed_mbps == 200_000
-    cable = q["Ethernet56"]
+    assert sw.ports[ports[6].name].mtu == 1500
+    assert sw.ports[ports[32].name].speed_mbps == 200_000
+    cable = q[ports[7].name]
     assert cable is not None
     # EOS has no cable length; NVUE carries it in the PFC profile
     assert cable.cable_len_m == (1 if switch_os == "nvue" else None)
-    untouched = fabric.switches[other.name].ports["Ethernet0"].qos
+    untouched = fabric.switches[other.name].ports[port_name(0, switch_os)].qos
     assert untouched is not None and untouched.dscp_to_tc[ROCE_DSCP] == 3
     assert untouched.queues[ROCE_PRIO].ecn_min_bytes == 150_000
+
+
+def test_nvue_twin_ports_render_and_parse_back(tmp_path: Path) -> None:
+    """NVUE twin ports are Cumulus ``swp<n>`` names, so the NVUE renderer takes them and its YAML reads back."""
+    generate(tmp_path / "b", gpus=GPUS, seed=1, switch_os="nvue")
+    path = tmp_path / "b" / "switches" / "leaf-su1-r0" / "nvue" / "config.yaml"
+    current = path.read_text()
+    cfg = nvue.parse(current, str(path))
+    host_lldp = lldpcli.parse((tmp_path / "b" / "hosts" / "gpu003" / "cmd" / "lldpcli.json").read_text(), "lldp")
+    leaf_ends = {(n.local_port, n.system_name, n.port_id) for n in host_lldp}
+    assert ("eth0", "leaf-su1-r0", "swp3") in leaf_ends and all(n.system_descr.startswith("Cumulus") for n in host_lldp)
+    hosts, uplinks = [f"swp{n}" for n in range(1, 9)], [f"swp{n}" for n in range(33, 41)]  # 8 hosts, 8 spines
+    assert sorted(cfg.interfaces, key=lambda n: int(n[3:])) == hosts + uplinks
+    profile = resolve(parse_intent((tmp_path / "b" / "fabric.yaml").read_text()), Device("leaf-su1-r0", "leaf"))
+    specs = [
+        PortSpec(name, q.speed_mbps or 0, *(("host", 3) if name in hosts else ("fabric", 30)))
+        for name, q in cfg.interfaces.items()
+    ]
+    back = nvue.parse(render_nvue_yaml(specs, profile, current), "rendered config.yaml")
+    assert set(back.interfaces) == set(cfg.interfaces)
+    for q in back.interfaces.values():
+        assert (q.pfc_enabled, q.dscp_to_tc[ROCE_DSCP], q.mtu, q.pfcwd) == ({ROCE_PRIO}, ROCE_PRIO, 9100, True)
+        assert q.schedulers[CNP_PRIO].mode == "strict" and q.ecn[ROCE_PRIO].enabled

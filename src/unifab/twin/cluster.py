@@ -3,7 +3,9 @@
 A rail-optimized RoCE cluster: 8 GPUs and 8 ConnectX NICs per host; hosts grouped in scalable units
 (SU) of ``su_hosts``; one leaf per rail per SU (NIC *r* of every host in an SU cables to rail-*r*
 leaf); every leaf has as many uplinks as downlinks, spread evenly over the spines. Leaves and spines
-run SONiC. Scenarios mutate this state; the writer renders it in the devices' real formats.
+run SONiC, EOS or Cumulus (NVUE), each port named as its OS names it (:func:`port_name`), so every
+writer (configs, LLDP on both ends, the plan, truth) follows. Scenarios mutate this state; the writer
+renders it in the devices' real formats.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ WRED_PROFILE = "ROCE_LOSSLESS"
 ECN_MIN_BYTES = 150_000  # NVIDIA's RoCE recommendation, reference host-nic-roce §5.1
 ECN_MAX_BYTES = 1_500_000
 QOS_MAP = "ROCE"
+OSES = ("sonic", "eos", "nvue")  # switch OSes the twin renders; ``mixed`` cycles them by switch index
 
 
 @dataclass(slots=True)
@@ -173,9 +176,18 @@ class Cluster:
         return [p for p in leaf.ports.values() if p.peer_node in self.hosts]
 
 
-def port_name(index: int) -> str:
-    """SONiC name of the index-th 8-lane front-panel port."""
-    return f"Ethernet{index * 8}"
+def port_name(index: int, os: str = "sonic") -> str:
+    """Name of the index-th (0-based) 8-lane front-panel port on a switch running ``os``.
+
+    SONiC (and the twin's EOS) count lanes, ``Ethernet<8 * index>``; Cumulus Linux numbers front-panel
+    ports from 1, ``swp<index + 1>`` (a breakout would be ``swp<n>s<m>``; the twin cables whole ports).
+    """
+    return f"swp{index + 1}" if os == "nvue" else f"Ethernet{index * 8}"
+
+
+def switch_os_of(switch_os: str, index: int) -> str:
+    """The OS of the switch with 1-based ``index`` when the cluster's OS is ``switch_os`` (``mixed`` cycles)."""
+    return OSES[(index - 1) % len(OSES)] if switch_os == "mixed" else switch_os
 
 
 def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic") -> Cluster:
@@ -185,17 +197,20 @@ def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic")
     spines each cycle through sonic, eos, nvue by their 1-based index (leaf 1 and spine01 SONiC,
     leaf 2 and spine02 EOS, leaf 3 and spine03 NVUE, ...).
     """
-    oses = ("sonic", "eos", "nvue")
-    if switch_os not in (*oses, "mixed"):
+    if switch_os not in (*OSES, "mixed"):
         raise ValueError(f"switch_os must be one of sonic, eos, nvue, mixed; got {switch_os!r}")
     n_hosts = max(1, math.ceil(gpus / GPUS_PER_HOST))
     width = max(3, len(str(n_hosts)))
     n_su = math.ceil(n_hosts / su_hosts)
     switches: dict[str, TwinSwitch] = {}
-    spines = [TwinSwitch(f"spine{j + 1:02d}", "spine", j + 1) for j in range(SPINES_PER_FABRIC)]
+    spines = [
+        TwinSwitch(f"spine{j + 1:02d}", "spine", j + 1, os=switch_os_of(switch_os, j + 1))
+        for j in range(SPINES_PER_FABRIC)
+    ]
     for su in range(n_su):
         for rail in range(RAILS):
-            leaf = TwinSwitch(f"leaf-su{su + 1}-r{rail}", "leaf", su * RAILS + rail + 1)
+            index = su * RAILS + rail + 1
+            leaf = TwinSwitch(f"leaf-su{su + 1}-r{rail}", "leaf", index, os=switch_os_of(switch_os, index))
             switches[leaf.name] = leaf
     hosts: dict[str, list[TwinNic]] = {}
     for h in range(n_hosts):
@@ -205,22 +220,20 @@ def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic")
         hosts[name] = nics
         for nic in nics:
             leaf = switches[f"leaf-su{su + 1}-r{nic.rail}"]
-            port = port_name(slot)
+            port = port_name(slot, leaf.os)
             leaf.ports[port] = TwinPort(port, name, nic.netdev)
     spine_next = dict.fromkeys((s.name for s in spines), 0)
     uplinks = min(su_hosts, n_hosts)
     for leaf in switches.values():
         for u in range(uplinks):
             spine = spines[u % len(spines)]
-            leaf_port = port_name(su_hosts + u)
-            spine_port = port_name(spine_next[spine.name])
+            leaf_port = port_name(su_hosts + u, leaf.os)
+            spine_port = port_name(spine_next[spine.name], spine.os)
             spine_next[spine.name] += 1
             leaf.ports[leaf_port] = TwinPort(leaf_port, spine.name, spine_port, cable_m=SPINE_CABLE_M)
             spine.ports[spine_port] = TwinPort(spine_port, leaf.name, leaf_port, cable_m=SPINE_CABLE_M)
     for spine in spines:
         switches[spine.name] = spine
-    for switch in switches.values():
-        switch.os = oses[(switch.index - 1) % len(oses)] if switch_os == "mixed" else switch_os
     names = list(hosts)
     jobs = [
         TwinJob(1001 + i, f"pretrain-{i + 1}", names[start : start + JOB_HOSTS], job_env())

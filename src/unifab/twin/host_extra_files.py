@@ -139,8 +139,8 @@ def host_dmesg(host_index: int) -> xid.XidLog:
 
 def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) -> None:
     """Write the extra host artifacts of one twin host under ``host_root`` (its ``hosts/<name>`` directory)."""
-    del cluster  # the extras depend on the NICs only (kept for the writers' common signature)
-    write_host_pci(host_root, nics)
+    off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
+    write_host_pci(host_root, nics, off_switch)
     write_nic_vendor_files(host_root, nics)
     if nics:
         write_text(host_root / "cmd" / "dmesg.txt", xid.render(host_dmesg(nics[0].host_index)))

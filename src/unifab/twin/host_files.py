@@ -36,6 +36,8 @@ from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
 from unifab.twin.host_extra_files import write_host_extras
+from unifab.twin.host_pci_files import own_switch_bus
+from unifab.twin.switch_files_eos import SYSTEM_DESCR
 
 FW_VER = "28.39.1002"  # ConnectX-7 firmware
 VENDOR_PART_ID = 4129  # ConnectX-7
@@ -113,9 +115,9 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     write_text(cmd / "nccl-topo.xml", nccl_xml)
     neighbors = []
     for nic in nics:
-        if nic.vendor == "mlx5":  # Broadcom NICs: niccli getqos, written by host_nic_vendor_files
+        if nic.vendor == "mlx5":  # Broadcom NICs: niccli getqos and bnxt_en counters, by host_nic_vendor_files
             write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
-        write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
+            write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
         net = root / "sys" / "class" / "net" / nic.netdev
         write_text(net / "mtu", f"{nic.mtu}\n")
         ib = root / "sys" / "class" / "infiniband" / nic.rdma_dev
@@ -140,7 +142,7 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
                 chassis_id=leaf.mac,
                 chassis_id_type="mac",
                 system_name=leaf.name,
-                system_descr="SONiC Software Version: SONiC.202405 - HwSku: ACS-SN5600 - Distribution: Debian 12",
+                system_descr=SYSTEM_DESCR.get(leaf.os, SYSTEM_DESCR["sonic"]),
                 mgmt_ips=(f"10.255.{leaf.index >> 8}.{leaf.index & 0xFF}",),
                 capabilities_enabled=("Bridge", "Router"),
                 port_id=port,
@@ -159,7 +161,8 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
 
 def _leaf_port(cluster: Cluster, nic: TwinNic) -> tuple[TwinSwitch, str]:
     su, slot = divmod(nic.host_index, cluster.su_hosts)
-    return cluster.switches[f"leaf-su{su + 1}-r{nic.rail}"], c.port_name(slot)
+    leaf = cluster.switches[f"leaf-su{su + 1}-r{nic.rail}"]
+    return leaf, c.port_name(slot, leaf.os)
 
 
 def _write_ecn(root: Path, nic: TwinNic) -> None:
@@ -338,8 +341,8 @@ def _bdf(bus: int) -> str:
 def _gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...] = ()) -> tuple[str, str]:
     """``nvidia-smi topo -m`` and the NCCL topology XML of a host whose NIC ``i`` is ``nics[i]`` (name, speed).
 
-    GPUs in ``off_switch`` sit on a PCIe switch of their own (bus ``SWITCH_BUSES[i] + 1``, same NUMA node, same
-    GPU address) with no NIC under it, so both views show their closest NIC across host bridges (``NODE``).
+    GPUs in ``off_switch`` sit on a PCIe switch of their own (``host_pci_files.own_switch_bus``, same NUMA node,
+    same GPU address) with no NIC under it, so both views show their closest NIC across host bridges (``NODE``).
     """
     count = c.GPUS_PER_HOST
     per_node = count // len(NUMA_CPUS)
@@ -370,7 +373,7 @@ def _gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...]
         gpu_numa_id=dict.fromkeys(gpu_labels),
     )
     switches = [_bdf(bus) for bus in SWITCH_BUSES]
-    gpu_switch = [_bdf(bus + 1) if i in off_switch else switches[i] for i, bus in enumerate(SWITCH_BUSES)]
+    gpu_switch = [_bdf(own_switch_bus(i)) if i in off_switch else switches[i] for i in range(len(SWITCH_BUSES))]
     gpus = tuple(
         nccl_topo.TopoGpu(
             busid=_bdf(SWITCH_BUSES[i] + 3),

@@ -9,7 +9,9 @@
   ``bnxt_setupcc.sh``: RoCE priority -> TC 1, CNP priority -> TC 2 strict, DSCP and RoCE v2 UDP-port APP
   entries), the bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one ``ecn_enable`` for the
   device, so DCQCN off on the RoCE priority turns it off), ``sys/module/bnxt_en/version`` and an
-  ``ibv_devinfo`` with Broadcom's ids. Thor has no cable-length setting and no ``traffic_class`` override.
+  ``ibv_devinfo`` with Broadcom's ids and ``cmd/ethtool-S/<netdev>.txt`` in bnxt_en's counter names (per-ring
+  ``[<n>]: rx_discards``..., port ``rx_pfc_ena_frames_pri<p>``...). Thor has no cable-length setting and no
+  ``traffic_class`` override.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from unifab.parse.host import bnxt_qos, cc_params, ibv_devinfo
+from unifab.parse.host import bnxt_qos, cc_params, ethtool_stats, ibv_devinfo
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
 from unifab.twin.files import write_text
@@ -107,6 +109,87 @@ def nic_bnxt_ibv(base: ibv_devinfo.IbvDevice) -> ibv_devinfo.IbvDevice:
     )
 
 
+BNXT_RINGS = 8  # combined rx/tx rings (ethtool -L), TPA (hardware GRO/LRO) off: no tpa ring counters
+# Counter names in bnxt_en's print order (drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c: bnxt_get_strings).
+BNXT_RING_COUNTERS = (
+    *(f"rx_{k}" for k in ("ucast_packets", "mcast_packets", "bcast_packets", "discards", "errors")),
+    *(f"rx_{k}" for k in ("ucast_bytes", "mcast_bytes", "bcast_bytes")),
+    *(f"tx_{k}" for k in ("ucast_packets", "mcast_packets", "bcast_packets", "errors", "discards")),
+    *(f"tx_{k}" for k in ("ucast_bytes", "mcast_bytes", "bcast_bytes")),
+    "rx_l4_csum_errors",
+    "rx_resets",
+    "rx_buf_errors",
+    "missed_irqs",
+)
+BNXT_FUNC_COUNTERS = ("rx_total_discard_pkts", "tx_total_discard_pkts", "rx_total_netpoll_discards")
+_SIZES = ("64b", "65b_127b", "128b_255b", "256b_511b", "512b_1023b", "1024b_1518b")
+_BIG = ("1519b_2047b", "2048b_4095b", "4096b_9216b", "9217b_16383b")
+BNXT_PORT_COUNTERS = (
+    *(f"rx_{n}_frames" for n in _SIZES),
+    "rx_good_vlan_frames",
+    *(f"rx_{n}_frames" for n in _BIG),
+    *(f"rx_{k}_frames" for k in ("total", "ucast", "mcast", "bcast", "fcs_err", "ctrl", "pause", "pfc")),
+    *(f"rx_{k}_frames" for k in ("align_err", "ovrsz", "jbr", "mtu_err", "tagged", "double_tagged", "good")),
+    *(f"rx_pfc_ena_frames_pri{p}" for p in range(8)),
+    "rx_undrsz_frames",
+    "rx_eee_lpi_events",
+    "rx_eee_lpi_duration",
+    "rx_bytes",
+    "rx_runt_bytes",
+    "rx_runt_frames",
+    "rx_stat_discard",
+    "rx_stat_err",
+    *(f"tx_{n}_frames" for n in _SIZES),
+    "tx_good_vlan_frames",
+    *(f"tx_{n}_frames" for n in _BIG),
+    *(f"tx_{k}_frames" for k in ("good", "total", "ucast", "mcast", "bcast", "pause", "pfc", "jabber", "fcs_err")),
+    "tx_err",
+    "tx_fifo_underruns",
+    *(f"tx_pfc_ena_frames_pri{p}" for p in range(8)),
+    "tx_eee_lpi_events",
+    "tx_eee_lpi_duration",
+    "tx_total_collisions",
+    "tx_bytes",
+    "tx_xthol_frames",
+    "tx_stat_discard",
+    "tx_stat_error",
+)
+BNXT_PORT_EXT_COUNTERS = (
+    "link_down_events",
+    "continuous_pause_events",
+    "resume_pause_events",
+    "continuous_roce_pause_events",
+    "resume_roce_pause_events",
+    *(f"rx_{k}_cos{n}" for n in range(8) for k in ("bytes", "packets")),
+    *(f"pfc_pri{p}_rx_{k}" for p in range(8) for k in ("duration_us", "transitions")),
+    "rx_bits",
+    "rx_buffer_passed_threshold",
+    "rx_pcs_symbol_err",
+    "rx_corrected_bits",
+    *(f"rx_discard_{k}_cos{n}" for n in range(8) for k in ("bytes", "packets")),
+    "rx_fec_corrected_blocks",
+    "rx_fec_uncorrectable_blocks",
+    *(f"tx_{k}_cos{n}" for n in range(8) for k in ("bytes", "packets")),
+    *(f"pfc_pri{p}_tx_{k}" for p in range(8) for k in ("duration_us", "transitions")),
+    *(
+        f"{d}_{k}_pri{p}"
+        for d, k in (("rx", "bytes"), ("rx", "packets"), ("tx", "bytes"), ("tx", "packets"))
+        for p in range(8)
+    ),
+)
+
+
+@cache
+def bnxt_ethtool_stats() -> str:
+    """``ethtool -S`` of an idle Thor2 port (bnxt_en): ring, function, port and extended port counters, all 0.
+
+    bnxt_en prints the per-priority PFC counters for every priority, enabled or not.
+    """
+    names = [f"[{ring}]: {name}" for ring in range(BNXT_RINGS) for name in BNXT_RING_COUNTERS]
+    names += [*BNXT_FUNC_COUNTERS, *BNXT_PORT_COUNTERS, *BNXT_PORT_EXT_COUNTERS]
+    return ethtool_stats.render(dict.fromkeys(names, 0))
+
+
 @cache
 def _cc_params_files() -> dict[str, str]:
     return cc_params.render_tree(upstream_cc_params())
@@ -134,6 +217,7 @@ def write_nic_vendor_files(host_root: Path, nics: list[TwinNic]) -> None:
                 write_text(cc_dir / name, text)
         elif nic.driver == "bnxt":
             write_text(host_root / "cmd" / "bnxt-qos" / f"{nic.netdev}.txt", bnxt_qos.render(nic_bnxt_qos(nic)))
+            write_text(host_root / "cmd" / "ethtool-S" / f"{nic.netdev}.txt", bnxt_ethtool_stats())
             cc_root = sys_dir / "kernel" / "config" / "bnxt_re" / nic.rdma_dev
             for rel, text in bnxt_qos.render_tree(nic_bnxt_cc(nic)).items():
                 write_text(cc_root / rel, text)

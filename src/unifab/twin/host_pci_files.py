@@ -1,11 +1,12 @@
 """A twin host's PCIe and GPU views: ``cmd/lspci-vvv.txt``, ``cmd/nvidia-smi-q.xml``, ``cmd/rdma-statistic.txt``.
 
 The PCIe layout is the one :mod:`unifab.twin.host_files` gives the NCCL topology: PCIe switch *i* at bus
-``B = SWITCH_BUSES[i]`` has two downstream ports on bus ``B+1`` (device 00 to the NIC on bus ``B+2``, device 01
-to the GPU on bus ``B+3``). ``lspci-vvv.txt`` holds the 32 devices an ``lspci -vvv -s`` selection would print
-(the GPUs, the NICs and the downstream ports above them, ACS off as on a GPUDirect-ready host) in the lines
-:func:`unifab.parse.host.lspci.render` writes, not the whole PCI tree: that is all the reader uses, and it keeps
-the file near 16 kB per host. Every link trains at its capability
+``B = SWITCH_BUSES[i]`` has two downstream ports on bus ``B+1`` (device 00 to the NIC on bus ``B+2``, device 01 to the
+GPU on bus ``B+3``); a GPU the ``affinity`` scenario moved off its NIC's switch hangs below a downstream port of a
+switch of its own instead (:func:`own_switch_bus`). ``lspci-vvv.txt`` holds the 32 devices an ``lspci -vvv -s``
+selection would print (the GPUs, the NICs and the downstream ports above them, ACS off as on a GPUDirect-ready
+host) in the lines :func:`unifab.parse.host.lspci.render` writes, not the whole PCI tree: that is all the reader
+uses, and it keeps the file near 16 kB per host. Every link trains at its capability
 (Gen5 x16). ``nvidia-smi-q.xml`` describes the 8 H100 SXM5 GPUs (UUIDs as in ``cmd/dmesg.txt``), and
 ``rdma-statistic.txt`` the idle counters of each RDMA device.
 
@@ -169,7 +170,9 @@ def gpu_serial(host_index: int, gpu: int) -> str:
     return f"165402{host_index * c.GPUS_PER_HOST + gpu:07d}"
 
 
-def _bridge(bus: int, dev: int, numa: int) -> lspci.PciDevice:
+def _bridge(bus: int, dev: int, numa: int, secondary: int | None = None) -> lspci.PciDevice:
+    """A PEX890xx downstream port at ``bus:dev``; its secondary bus is ``bus + 1 + dev`` unless given."""
+    below = bus + 1 + dev if secondary is None else secondary
     return lspci.PciDevice(
         bdf=_bdf(bus, dev),
         class_name="PCI bridge",
@@ -188,7 +191,7 @@ def _bridge(bus: int, dev: int, numa: int) -> lspci.PciDevice:
         link_status=PCIE_GEN5,
         downgraded=False,
         dl_active=True,
-        bus=lspci.BusNumbers(bus, bus + 1 + dev, bus + 1 + dev),
+        bus=lspci.BusNumbers(bus, below, below),
         acs=ACS_OFF,  # ACSCtl, what the reader uses (ACSCap is left out, like the lines lspci prints beside it)
     )
 
@@ -223,13 +226,30 @@ def _endpoint(bdf: str, parent: str, numa: int, kind: str, rail: int) -> lspci.P
     )
 
 
-def host_lspci(vendor: str) -> lspci.Lspci:
-    """The ``lspci -vvv`` record of a host whose NICs are ``vendor`` (serials as placeholders), in bus order."""
+def own_switch_bus(index: int) -> int:
+    """Bus of the PCIe switch GPU ``index`` sits on when it is off its NIC's switch (the ``affinity`` scenario),
+    as ``SWITCH_BUSES[i]`` is the NIC's switch: the NCCL topology names the switch ``<bus>:00.0`` and lspci shows
+    the GPU's downstream port on the bus after it, the switch's internal bus."""
+    return _buses()[index] + 4
+
+
+def host_lspci(vendor: str, off_switch: tuple[int, ...] = ()) -> lspci.Lspci:
+    """The ``lspci -vvv`` record of a host whose NICs are ``vendor`` (serials as placeholders), in bus order.
+
+    A GPU in ``off_switch`` keeps its address (bus ``B+3``) but hangs below a downstream port of its own PCIe
+    switch (:func:`own_switch_bus`), not below its NIC's switch, as nvidia-smi topo and the NCCL topology show it.
+    """
     devices = []
     per_node = c.GPUS_PER_HOST // 2
     for i, bus in enumerate(_buses()):
         numa = i // per_node
-        down_nic, down_gpu = _bridge(bus + 1, 0, numa), _bridge(bus + 1, 1, numa)
+        down_nic = _bridge(bus + 1, 0, numa)
+        if i in off_switch:
+            own = _bridge(own_switch_bus(i) + 1, 0, numa, secondary=bus + 3)
+            devices += [down_nic, _endpoint(nic_bdf(i), down_nic.bdf, numa, vendor, i)]
+            devices += [_endpoint(gpu_bdf(i), own.bdf, numa, "gpu", i), own]
+            continue
+        down_gpu = _bridge(bus + 1, 1, numa)
         devices += [
             down_nic,
             down_gpu,
@@ -290,8 +310,8 @@ def host_rdma_statistic(nics: tuple[tuple[str, str], ...]) -> rdma_statistic.Rdm
 
 
 @cache
-def _lspci_template(vendor: str) -> str:
-    return lspci.render(host_lspci(vendor))
+def _lspci_template(vendor: str, off_switch: tuple[int, ...]) -> str:
+    return lspci.render(host_lspci(vendor, off_switch))
 
 
 @cache
@@ -310,14 +330,15 @@ def _fill(template: str, values: dict[str, str]) -> str:
     return template
 
 
-def write_host_pci(host_root: Path, nics: list[TwinNic]) -> None:
-    """Write ``cmd/lspci-vvv.txt``, ``cmd/nvidia-smi-q.xml`` and ``cmd/rdma-statistic.txt`` of one host."""
+def write_host_pci(host_root: Path, nics: list[TwinNic], off_switch: tuple[int, ...] = ()) -> None:
+    """Write ``cmd/lspci-vvv.txt``, ``cmd/nvidia-smi-q.xml`` and ``cmd/rdma-statistic.txt`` of one host whose
+    GPUs ``off_switch`` sit off their NIC's PCIe switch."""
     if not nics:
         return
     host = nics[0].host_index
     cmd = host_root / "cmd"
     serials = {_SN.format(n.rail): nic_serial(n) for n in nics}
-    write_text(cmd / "lspci-vvv.txt", _fill(_lspci_template(nics[0].vendor), serials))
+    write_text(cmd / "lspci-vvv.txt", _fill(_lspci_template(nics[0].vendor, off_switch), serials))
     gpus = {_UUID.format(i): gpu_uuid(host, i) for i in range(c.GPUS_PER_HOST)}
     gpus |= {_GPU_SN.format(i): gpu_serial(host, i) for i in range(c.GPUS_PER_HOST)}
     write_text(cmd / "nvidia-smi-q.xml", _fill(_smi_template(), gpus))

@@ -16,6 +16,7 @@ from unifab.model import Endpoint, link_id
 from unifab.twin.cluster import Cluster, TwinNic, TwinPort, TwinSwitch
 
 Truth = dict[str, Any]
+CANNOT_EXPRESS = "no device in this cluster can express it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +105,13 @@ class Picker:
         self.used_leaves.update(leaf.name for leaf in chosen)
         return chosen
 
-    def links_for(self, scenario: str, where: Callable[[HostLink], bool] | None = None) -> list[HostLink]:
-        """Free host links (``where`` narrows them, e.g. to leaves whose OS can express the setting)."""
+    def links_for(
+        self, scenario: str, where: Callable[[HostLink], bool] | None = None, why: str = CANNOT_EXPRESS
+    ) -> list[HostLink]:
+        """Free host links (``where`` narrows them to links whose NIC and switch can express the setting).
+
+        When ``where`` leaves none, the scenario is recorded as skipped with ``why`` instead of injected.
+        """
         free = [
             lk
             for lk in self.links
@@ -113,18 +119,20 @@ class Picker:
         ]
         want = self.per_link_count()
         if not free and where is not None:
-            return self._skip(scenario, "no switch in this cluster runs an OS that can express it")
+            return self._skip(scenario, why)
         if len(free) < want:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)
         self.used_links.update(lk.id for lk in chosen)
         return chosen
 
-    def uplinks_for(self, scenario: str, where: Callable[[Uplink], bool] | None = None) -> list[Uplink]:
+    def uplinks_for(
+        self, scenario: str, where: Callable[[Uplink], bool] | None = None, why: str = CANNOT_EXPRESS
+    ) -> list[Uplink]:
         free = [up for up in self.uplinks if up.id not in self.used_uplinks and (where is None or where(up))]
         want = 1 + len(self.uplinks) // 512
         if not free and where is not None:
-            return self._skip(scenario, "no switch link in this cluster runs an OS that can express it")
+            return self._skip(scenario, why)
         if len(free) < want:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)

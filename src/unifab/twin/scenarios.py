@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
-from unifab.twin.picker import HostLink, Picker, Truth, Uplink
+from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
 __all__ = ["SCENARIOS", "V1_SCENARIOS", "HostLink", "Picker", "Truth", "Uplink"]
@@ -37,6 +37,16 @@ def _switch_truth(check: str, pick: Picker, leaf: TwinSwitch, config: str, detai
 
 def _either(pick: Picker) -> bool:
     return pick.rng.random() < 0.5
+
+
+def _per_priority_dcqcn(lk: HostLink) -> bool:
+    """The NIC can turn DCQCN off on one priority: MLNX_OFED's ``ecn/roce_*/enable/<prio>`` or bnxt_re's CC."""
+    return lk.nic.driver != "upstream"
+
+
+def _has_cable_setting(lk: HostLink) -> bool:
+    """An mlx5 NIC (``mlnx_qos --cable_len``) or a SONiC/NVUE switch port (its CABLE_LENGTH / PFC profile)."""
+    return lk.nic.vendor == "mlx5" or lk.leaf.os != "eos"
 
 
 def dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
@@ -112,7 +122,10 @@ def job_tc(cluster: Cluster, pick: Picker) -> list[Truth]:
 def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-DCQCN-OFF: a NIC's roce_np or roce_rp is off on the RoCE priority."""
     out = []
-    for lk in pick.links_for("dcqcn-off"):
+    # upstream mlx5 cc_params has no per-priority enable: DCQCN is on for every priority or none
+    for lk in pick.links_for(
+        "dcqcn-off", _per_priority_dcqcn, "no NIC in this cluster has a per-priority DCQCN enable"
+    ):
         point = pick.rng.choice(("roce_np", "roce_rp"))
         (lk.nic.np_enabled if point == "roce_np" else lk.nic.rp_enabled).discard(ROCE_PRIO)
         out.append(_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
@@ -120,10 +133,16 @@ def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
 
 
 def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-CABLE-LEN: NIC or switch configured for a 1 m cable on a 3 m one."""
+    """QOS-CABLE-LEN: NIC or switch configured for a 1 m cable on a 3 m one.
+
+    Only mlx5 NICs have a cable-length setting (Broadcom Thor has none), and EOS sizes headroom for the
+    platform's cable, so a link between a Broadcom NIC and an EOS leaf cannot get this wrong.
+    """
     out = []
-    for lk in pick.links_for("cable-len"):
-        if _either(pick) or lk.leaf.os == "eos":  # EOS has no cable-length setting to get wrong
+    why = "no link in this cluster has a cable-length setting on either end"
+    for lk in pick.links_for("cable-len", _has_cable_setting, why):
+        nic_side = lk.nic.vendor == "mlx5" and (lk.leaf.os == "eos" or _either(pick))
+        if nic_side:
             lk.nic.cable_len_m = 1
             out.append(_truth("QOS-CABLE-LEN", lk, "nic", "NIC cable length 1 m on a 3 m cable"))
         else:
@@ -152,11 +171,15 @@ def _link_scenario(
     doc: str,
     breaks: Callable[[HostLink], str],
     where: Callable[[HostLink], bool] | None = None,
+    why: str = CANNOT_EXPRESS,
 ) -> Callable[[Cluster, Picker], list[Truth]]:
-    """A scenario that breaks host links one way; ``breaks`` changes the link and says how."""
+    """A scenario that breaks host links one way; ``breaks`` changes the link and says how.
+
+    ``where`` keeps the links whose devices can express the change; ``why`` says so when none can.
+    """
 
     def scenario(cluster: Cluster, pick: Picker) -> list[Truth]:
-        return [_truth(check, lk, side, breaks(lk)) for lk in pick.links_for(name, where)]
+        return [_truth(check, lk, side, breaks(lk)) for lk in pick.links_for(name, where, why)]
 
     scenario.__doc__ = f"{check}: {doc}"
     return scenario
@@ -182,6 +205,9 @@ tc_override = _link_scenario(
     "nic",
     "a NIC's traffic_class override sends RoCE as DSCP 24.",
     lambda lk: _setting(lk.nic, "tclass", 96, "traffic_class override 96 (DSCP 24)"),
+    # the override is MLNX_OFED sysfs: upstream mlx5 and Broadcom have no traffic_class file
+    where=lambda lk: lk.nic.ofed_sysfs,
+    why="no NIC in this cluster runs MLNX_OFED (the traffic_class override)",
 )
 ecn_off = _link_scenario(
     "ecn-off",
@@ -212,6 +238,7 @@ headroom_short = _link_scenario(
     "a switch port's lossless PG gets a quarter of the xoff its cable needs.",
     lambda lk: _setting(lk.port, "headroom_short", True, "lossless PG xoff cut to a quarter"),
     where=lambda lk: lk.leaf.os == "sonic",
+    why="no leaf in this cluster runs SONiC (PG buffer profiles)",
 )
 global_pause = _link_scenario(
     "global-pause",
@@ -244,12 +271,13 @@ def _uplink_scenario(
     doc: str,
     breaks: Callable[[TwinPort], str],
     where: Callable[[Uplink], bool] | None = None,
+    why: str = CANNOT_EXPRESS,
 ) -> Callable[[Cluster, Picker], list[Truth]]:
     """A scenario that breaks one end (leaf or spine, at random) of leaf-spine links; ``breaks`` says how."""
 
     def scenario(cluster: Cluster, pick: Picker) -> list[Truth]:
         out = []
-        for up in pick.uplinks_for(name, where):
+        for up in pick.uplinks_for(name, where, why):
             side, port = _uplink_end(pick, up)
             out.append(_uplink_truth(check, up, side, f"{side} end {breaks(port)}"))
         return out
@@ -273,6 +301,7 @@ uplink_fec = _uplink_scenario(
     "with FEC off",
     lambda p: _set(p, "fec", "none", "with FEC none"),
     where=lambda up: up.leaf.os == up.spine.os == "sonic",
+    why="no leaf-spine link in this cluster has SONiC on both ends (PORT.fec)",
 )
 uplink_mtu = _uplink_scenario("uplink-mtu", "QOS-MTU", "at MTU 1500", lambda p: _set(p, "mtu", 1500, "at MTU 1500"))
 uplink_ecn = _uplink_scenario(

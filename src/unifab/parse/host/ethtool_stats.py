@@ -1,4 +1,4 @@
-"""``ethtool -S <if>`` (ethtool, any version) with mlx5 counter names from old and new kernels.
+"""``ethtool -S <if>`` (ethtool, any version) with mlx5 counter names from old and new kernels, and bnxt_en's.
 
 Format: a ``NIC statistics:`` header, then one ``     <name>: <value>`` line per counter (five spaces;
 ``%llu`` values). The record is the flat ``{counter: value}`` map in printed order, names as printed.
@@ -9,6 +9,13 @@ and ``prio<p>_rx_pause``-style per-priority names; newer kernels print ``rx_paus
 ``rx_discards_phy``, ``rx_prio<p>_pause``... ``canonical()`` maps the old names onto the new ones
 (``OLD_NAMES``) so checks can ask for one spelling. Per-priority pause counters exist only for
 priorities with PFC enabled; ``*_pause_duration`` is in microseconds.
+
+Broadcom bnxt_en (``drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c``) prints per-ring counters as
+``[<ring>]: rx_ucast_packets``, ``[<ring>]: rx_discards``..., then port statistics with its own names
+(``rx_pause_frames``, ``rx_pfc_ena_frames_pri<p>``, ``rx_stat_discard``; extended: ``link_down_events``,
+``pfc_pri<p>_rx_duration_us``, ``rx_bytes_pri<p>``...), every priority always printed. ``canonical()`` maps
+those that count what an mlx5 counter counts onto the mlx5 name (``BNXT_NAMES``, ``BNXT_PRIO_NAMES``); names
+both drivers print with different scopes (``rx_bytes``) are left alone.
 
 The header may be missing (some tools strip it). Names are everything before the last ``:`` of a
 line, so drivers that prefix per-queue names (``[0]: rx_ucast_packets: 5``) read too. A name may
@@ -61,6 +68,37 @@ OLD_PRIO_NAMES: dict[str, str] = {
     "tx_pause_duration": "tx_prio{p}_pause_duration",
 }
 
+# bnxt_en port statistic -> the mlx5 name of the same count (PHY-level frames, discards, link events).
+# ``rx_good_frames``/``tx_good_frames`` exclude errored frames, as mlx5's ``*_packets_phy`` do.
+BNXT_NAMES: dict[str, str] = {
+    "rx_good_frames": "rx_packets_phy",
+    "tx_good_frames": "tx_packets_phy",
+    "rx_fcs_err_frames": "rx_crc_errors_phy",
+    "rx_pause_frames": "rx_pause_ctrl_phy",
+    "tx_pause_frames": "tx_pause_ctrl_phy",
+    "rx_stat_discard": "rx_discards_phy",
+    "tx_stat_discard": "tx_discards_phy",
+    "rx_undrsz_frames": "rx_undersize_pkts_phy",
+    "rx_ovrsz_frames": "rx_oversize_pkts_phy",
+    "rx_jbr_frames": "rx_jabbers_phy",
+    "rx_pcs_symbol_err": "rx_pcs_symbol_err_phy",
+    "rx_corrected_bits": "rx_corrected_bits_phy",
+    "link_down_events": "link_down_events_phy",
+}
+# bnxt_en per-priority name pattern -> mlx5 pattern (durations are microseconds in both)
+BNXT_PRIO_NAMES: dict[str, str] = {
+    "rx_pfc_ena_frames_pri{p}": "rx_prio{p}_pause",
+    "tx_pfc_ena_frames_pri{p}": "tx_prio{p}_pause",
+    "pfc_pri{p}_rx_duration_us": "rx_prio{p}_pause_duration",
+    "pfc_pri{p}_tx_duration_us": "tx_prio{p}_pause_duration",
+    "pfc_pri{p}_rx_transitions": "rx_prio{p}_pause_transition",
+    "rx_bytes_pri{p}": "rx_prio{p}_bytes",
+    "rx_packets_pri{p}": "rx_prio{p}_packets",
+    "tx_bytes_pri{p}": "tx_prio{p}_bytes",
+    "tx_packets_pri{p}": "tx_prio{p}_packets",
+}
+_BNXT_PRIO = {pattern.format(p=p): new.format(p=p) for pattern, new in BNXT_PRIO_NAMES.items() for p in range(8)}
+
 _OLD_PRIO = re.compile(r"^prio([0-7])_(.+)$")
 _NUM = re.compile(r"^\d+$")
 
@@ -98,9 +136,13 @@ def render(stats: dict[str, int]) -> str:
 
 
 def canonical_name(name: str) -> str:
-    """The current mlx5 spelling of ``name`` (unchanged when it is not an old name)."""
+    """The current mlx5 spelling of ``name`` (unchanged when it is neither an old mlx5 nor a bnxt_en name)."""
     if name in OLD_NAMES:
         return OLD_NAMES[name]
+    if name in BNXT_NAMES:
+        return BNXT_NAMES[name]
+    if name in _BNXT_PRIO:
+        return _BNXT_PRIO[name]
     m = _OLD_PRIO.match(name)
     if m and m[2] in OLD_PRIO_NAMES:
         return OLD_PRIO_NAMES[m[2]].format(p=m[1])
@@ -108,7 +150,7 @@ def canonical_name(name: str) -> str:
 
 
 def canonical(stats: dict[str, int]) -> dict[str, int]:
-    """``stats`` with old mlx5 names renamed; a current name printed too wins over its old twin."""
+    """``stats`` with old mlx5 and bnxt_en names renamed; a current name printed too wins over its twin."""
     out: dict[str, int] = {}
     for name, value in stats.items():
         new = canonical_name(name)
