@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from unifab.cli_agent import agent_app
+from unifab.cli_render import render_command
 from unifab.cli_topo import topo_app
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ twin_app = typer.Typer(
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
 app.add_typer(agent_app, name="agent", no_args_is_help=True)
 app.add_typer(topo_app, name="topo", no_args_is_help=True)
+app.command("render")(render_command)
 
 
 class OutputFormat(enum.StrEnum):
@@ -130,15 +132,34 @@ def check(
     ] = None,
     html: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report here.")] = None,
     limit: Annotated[int, typer.Option(help="Rows of the findings table (0 = all).")] = 50,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch", help="Stay running: re-check the devices whose files change, print only the changed findings."
+        ),
+    ] = False,
 ) -> None:
     """Run every check on a bundle and report the findings.
 
     Example: unifab check ./bundle --format json --fail-on critical
 
     Example: unifab check ./bundle --job 1002   (is the network on this job's path clean?)
+
+    Example: unifab check ./bundle --watch   (Ctrl-C stops; --format json prints one line per change)
     """
     from unifab.checks.registry import registry
     from unifab.checks.runner import run_checks
+
+    if watch:
+        if only or job or html:
+            _fail("--watch re-checks the whole bundle; it does not combine with --check, --job or --html")
+        from unifab.cli_watch import watch as watch_bundle
+        from unifab.errors import UnifabError
+
+        try:
+            raise typer.Exit(watch_bundle(bundle, output.value))
+        except UnifabError as exc:
+            _fail(str(exc))
 
     known = registry()
     if only:
@@ -296,18 +317,28 @@ def twin_generate(
     ] = None,
     su_hosts: Annotated[int, typer.Option(help="Hosts per scalable unit (one leaf per rail per SU).")] = 32,
     switch_os: Annotated[str, typer.Option(help="Switch OS: sonic, eos, nvue, or mixed (cycled by index).")] = "sonic",
+    nic_vendor: Annotated[
+        str, typer.Option(help="Host NICs: mlx5 (ConnectX-7), bnxt (Broadcom Thor2), or mixed (by host).")
+    ] = "mlx5",
+    nic_driver: Annotated[
+        str, typer.Option(help="mlx5 driver stack: ofed (MLNX_OFED), upstream (in-tree), or mixed (by host).")
+    ] = "ofed",
 ) -> None:
     """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
 
     Example: unifab twin generate --gpus 1024 --out ./b1 --seed 7 --scenario pfc-mismatch --scenario ecn-off
 
     Example: unifab twin generate --gpus 512 --out ./b2 --switch-os mixed
+
+    Example: unifab twin generate --gpus 256 --out ./b3 --nic-vendor mixed --nic-driver mixed
     """
     from unifab.errors import UnifabError
     from unifab.twin.generate import generate
 
     try:
-        result = generate(out, gpus, seed, tuple(scenario or ()), su_hosts, switch_os)
+        result = generate(
+            out, gpus, seed, tuple(scenario or ()), su_hosts, switch_os, nic_vendor=nic_vendor, nic_driver=nic_driver
+        )
     except UnifabError as exc:
         _fail(str(exc))
     skipped = result.truth.get("skipped", [])

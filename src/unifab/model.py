@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from unifab.render.profile import QosProfile
 
 
 class Severity(enum.Enum):
@@ -366,6 +369,9 @@ class Fabric:
     links: list[Link] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
     jobs: dict[str, Job] = field(default_factory=dict)
+    # The fabric-wide QoS of the bundle's fabric.yaml; when set, checks take it as the baseline
+    # instead of the devices' majority.
+    qos_intent: QosProfile | None = None
 
     def nic_at(self, end: Endpoint) -> Nic | None:
         host = self.hosts.get(end.node)

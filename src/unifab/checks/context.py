@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
+from unifab.render.profile import QosProfile
 from unifab.render.switch_cli import SwitchCli, for_os
 
 H = TypeVar("H", bound=Hashable)
@@ -78,6 +79,9 @@ class CheckContext:
     port_links: tuple[PortLink, ...] = ()
     hosts_behind: dict[str, tuple[str, ...]] = field(default_factory=dict)  # switch -> hosts cabled to it
     uplink_count: dict[str, int] = field(default_factory=dict)  # switch -> its switch↔switch links
+    # Fabric-wide values computed elsewhere, by ``"<check>:<field>"``: a context holding only some links
+    # (the incremental re-check) still compares them with the whole fabric's majority.
+    fabric_values: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def build(cls, fabric: Fabric) -> CheckContext:
@@ -90,7 +94,7 @@ class CheckContext:
             for port in (pl.a, pl.b):
                 uplinks[port.switch] = uplinks.get(port.switch, 0) + 1
         hosts = {switch: tuple(sorted(names)) for switch, names in behind.items()}
-        return cls(fabric, nic_links, _baseline(nic_links), port_links, hosts, uplinks)
+        return cls(fabric, nic_links, fabric_baseline(fabric, nic_links), port_links, hosts, uplinks)
 
     def os_of(self, switch: str) -> str:
         found = self.fabric.switches.get(switch)
@@ -140,6 +144,34 @@ def _resolve_links(fabric: Fabric) -> tuple[tuple[NicLink, ...], tuple[PortLink,
                 nic_links.append(NicLink(nic, port, link))
                 break
     return tuple(nic_links), tuple(port_links)
+
+
+def fabric_baseline(fabric: Fabric, links: tuple[NicLink, ...]) -> Baseline:
+    """The intent's values where the bundle has ``fabric.yaml``, else the majority of the devices."""
+    found = _baseline(links)
+    return found if fabric.qos_intent is None else intent_baseline(fabric.qos_intent, found)
+
+
+def intent_baseline(profile: QosProfile, found: Baseline) -> Baseline:
+    """``profile`` as the baseline: every value the intent states replaces the majority's; names the
+    intent leaves to each OS (WRED profile, DSCP map, CNP scheduler) stay the majority's."""
+    roce_ecn = next((e for e in profile.ecn if e.queue == profile.roce_queue), None)
+    wd = profile.pfcwd
+    return replace(
+        found,
+        roce_dscp=profile.roce_dscp,
+        nic_roce_prio=profile.roce_priority,
+        nic_pfc=profile.lossless_priorities,
+        nic_mtu=profile.host_mtu,
+        switch_roce_tc=profile.roce_priority,  # switches classify DSCP into the priority's TC (PFC acts on it)
+        switch_pfc=profile.lossless_priorities,
+        switch_mtu=profile.switch_mtu,
+        nic_trust="dscp",
+        switch_trust="dscp",
+        cnp_dscp=profile.cnp_dscp,
+        pfcwd=PfcWatchdog(wd.action, wd.detection_ms, wd.restoration_ms) if wd is not None else found.pfcwd,
+        roce_ecn_thresholds=(roce_ecn.min_bytes, roce_ecn.max_bytes) if roce_ecn else found.roce_ecn_thresholds,
+    )
 
 
 def _baseline(links: tuple[NicLink, ...]) -> Baseline:

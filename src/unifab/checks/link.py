@@ -117,7 +117,11 @@ def port_link_check(
 ) -> Iterator[Finding]:
     """Both ends of every switch↔switch link must agree on ``field``; fix the end off the fabric's value."""
     links = ctx.port_links
-    fabric_value = majority(v for pl in links for v in (value(pl.a), value(pl.b)))
+    key = f"{check}:{field}"
+    if key in ctx.fabric_values:
+        fabric_value = ctx.fabric_values[key]
+    else:
+        fabric_value = majority(v for pl in links for v in (value(pl.a), value(pl.b)))
     for pl in links:
         a_value, b_value = value(pl.a), value(pl.b)
         if a_value is None or b_value is None or a_value == b_value:

@@ -16,10 +16,11 @@ from unifab.collect.host import load_host
 from unifab.errors import BundleError, ParseError
 from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch
 from unifab.parse.plan import cabling
+from unifab.render.profile import QosProfile
 
 T = TypeVar("T")
 
-BUNDLE_DIRS = ("hosts", "switches", "plan")
+BUNDLE_DIRS = ("hosts", "switches", "plan", "ib")
 ProgressHook = Callable[[str, int], None]  # (phase, number of items done since last call)
 
 
@@ -103,14 +104,36 @@ def load_bundle(root: Path, progress: ProgressHook | None = None) -> Fabric:
         switch_links.extend(links)
         if progress:
             progress("switches", 1)
+    ib_file = root / "ib" / "ibnetdiscover.txt"
+    if ib_file.is_file():
+        switch_links.extend(_load_ib(ib_file, fabric, problems))
     planned = _load_plan(root / "plan", problems)
     fabric.links = _merge_links(host_links + switch_links, planned)
     if (root / "scheduler").is_dir():
         from unifab.collect.scheduler import load_jobs
 
         fabric.jobs = load_jobs(root / "scheduler", problems)
+    if (root / "fabric.yaml").is_file():
+        fabric.qos_intent = _load_intent(root / "fabric.yaml", problems)
     fabric.input_findings = problems.findings
     return fabric
+
+
+def _load_intent(path: Path, problems: Problems) -> QosProfile | None:
+    """The fabric-wide QoS of the bundle's intent file; each problem in it is an INPUT-UNREADABLE finding."""
+    from unifab.errors import IntentError
+    from unifab.intent import load_intent
+
+    try:
+        return load_intent(path).base_profile()
+    except IntentError as exc:
+        for problem in exc.problems:
+            line, _, reason = problem.removeprefix(f"{path}:").partition(": ")
+            if line.isdigit():
+                problems.unreadable(path, reason, line=int(line))
+            else:
+                problems.unreadable(path, problem.removeprefix(f"{path}: "))
+        return None
 
 
 def count_devices(root: Path) -> int:
@@ -159,14 +182,78 @@ def _load_switch(switch_dir: Path, problems: Problems) -> tuple[Switch | None, l
     return None, []
 
 
-def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
-    csv_file = plan_dir / "cabling.csv"
-    if not csv_file.is_file():
+def _load_ib(path: Path, fabric: Fabric, problems: Problems) -> list[Link]:
+    """``ib/ibnetdiscover.txt``: IB hosts' NICs, IB switches (those not already under ``switches/``), cables."""
+    from unifab.collect.ib import ib_view, merge_hosts
+    from unifab.parse.ib import ibnetdiscover
+
+    topology = problems.parse_file(path, ibnetdiscover.parse)
+    if topology is None:
         return []
-    cables = problems.parse_file(csv_file, cabling.parse) or ()
-    return [
-        Link(Endpoint(c.a_node, c.a_port), Endpoint(c.z_node, c.z_port), frozenset({"plan"}), c.cable_m) for c in cables
-    ]
+    view = ib_view(topology, problems.rel(path))
+    merge_hosts(fabric.hosts, view.hosts)
+    for name, switch in view.switches.items():
+        fabric.switches.setdefault(name, switch)
+    return view.links
+
+
+def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
+    """``plan/cabling.csv`` and ``plan/topology.dot`` (PTM), merged.
+
+    Both may be present: a cable in either is planned. Where the two disagree about a port (the dot file
+    cables it to another peer than the CSV does), the CSV's cable is kept (it is unifab's own format and
+    carries cable lengths) and the dot file's cable becomes an ``INPUT-UNREADABLE`` finding naming both files.
+    """
+    from unifab.parse.plan import topology_dot
+
+    planned: dict[str, Link] = {}
+    at: dict[Endpoint, Link] = {}
+    csv_file, dot_file = plan_dir / "cabling.csv", plan_dir / "topology.dot"
+    if csv_file.is_file():
+        for c in problems.parse_file(csv_file, cabling.parse) or ():
+            link = Link(Endpoint(c.a_node, c.a_port), Endpoint(c.z_node, c.z_port), frozenset({"plan"}), c.cable_m)
+            planned.setdefault(link.id, link)
+            at.setdefault(link.a, link)
+            at.setdefault(link.b, link)
+    dot = problems.parse_file(dot_file, topology_dot.parse) if dot_file.is_file() else None
+    for cable in dot.cables if dot is not None else ():
+        link = Link(Endpoint(cable.a_node, cable.a_port), Endpoint(cable.z_node, cable.z_port), frozenset({"plan"}))
+        if link.id in planned:
+            continue
+        clash = next((at[end] for end in (link.a, link.b) if end in at and at[end].id != link.id), None)
+        if clash is not None:
+            _plan_conflict(problems, dot_file, csv_file, cable.line, link, clash)
+            continue
+        planned[link.id] = link
+        at.setdefault(link.a, link)
+        at.setdefault(link.b, link)
+    return list(planned.values())
+
+
+def _plan_conflict(problems: Problems, dot_file: Path, csv_file: Path, line: int, dot: Link, kept: Link) -> None:
+    dot_rel, csv_rel = problems.rel(dot_file), problems.rel(csv_file)
+    shared = dot.a if dot.a in (kept.a, kept.b) else dot.b
+    reason = (
+        f"cable {dot.a} -- {dot.b} disagrees with {csv_rel}, which cables {shared} to "
+        f"{kept.b if kept.a == shared else kept.a}; the {csv_rel} cable is kept"
+    )
+    problems.findings.append(
+        Finding(
+            check="INPUT-UNREADABLE",
+            severity=Severity.ERROR,
+            subject={"kind": "file", "path": dot_rel, "conflicts_with": csv_rel},
+            message=f"{dot_rel}:{line}: {reason}",
+            evidence={
+                "file": dot_rel,
+                "line": line,
+                "other_file": csv_rel,
+                "reason": reason,
+                "dot": f"{dot.a} -- {dot.b}",
+                "csv": f"{kept.a} -- {kept.b}",
+            },
+            entities=(f"file:{dot_rel}", f"file:{csv_rel}"),
+        )
+    )
 
 
 def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
@@ -180,3 +267,23 @@ def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
             cable = known.cable_m if known.cable_m is not None else link.cable_m
             merged[link.id] = Link(known.a, known.b, known.sources | link.sources, cable)
     return list(merged.values())
+
+
+def load_switch(switch_dir: Path, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    """One switch directory exactly as :func:`load_bundle` reads it (to re-read a single device)."""
+    return _load_switch(switch_dir, problems)
+
+
+def load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
+    """The planned cables exactly as :func:`load_bundle` reads them."""
+    return _load_plan(plan_dir, problems)
+
+
+def merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
+    """One link per cable, merged exactly as :func:`load_bundle` merges them."""
+    return _merge_links(discovered, planned)
+
+
+def load_intent_file(path: Path, problems: Problems) -> QosProfile | None:
+    """The bundle's ``fabric.yaml`` exactly as :func:`load_bundle` reads it."""
+    return _load_intent(path, problems)

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+
+from unifab.parse.host import mlnx_qos
+from unifab.render import host_script as hs
+from unifab.render.host_script import NicTarget
+from unifab.render.profile import QosProfile
 
 
 def pfc(netdev: str, priorities: Iterable[int]) -> str:
@@ -38,3 +44,259 @@ def cable_len(netdev: str, metres: int) -> str:
 
 def global_pause_off(netdev: str) -> str:
     return f"ethtool -A {netdev} autoneg off rx off tx off"
+
+
+# --- the host script's ConnectX section (see unifab.render.host_script) ----------------------------------
+
+# MLNX_OFED ecn/ sysfs name -> upstream debugfs cc_params name (host-nic-roce §2.1, §2.2)
+CC_PARAMS = {
+    "clamp_tgt_rate": "rp_clamp_tgt_rate",
+    "clamp_tgt_rate_after_time_inc": "rp_clamp_tgt_rate_ati",
+    "rpg_time_reset": "rp_time_reset",
+    "rpg_byte_reset": "rp_byte_reset",
+    "rpg_threshold": "rp_threshold",
+    "rpg_ai_rate": "rp_ai_rate",
+    "rpg_max_rate": "rp_max_rate",
+    "rpg_hai_rate": "rp_hai_rate",
+    "rpg_min_dec_fac": "rp_min_dec_fac",
+    "rpg_min_rate": "rp_min_rate",
+    "rate_to_set_on_first_cnp": "rp_rate_to_set_on_first_cnp",
+    "dce_tcp_g": "rp_dce_tcp_g",
+    "dce_tcp_rtt": "rp_dce_tcp_rtt",
+    "rate_reduce_monitor_period": "rp_rate_reduce_monitor_period",
+    "initial_alpha_value": "rp_initial_alpha_value",
+    "rpg_gd": "rp_gd",
+    "min_time_between_cnps": "np_min_time_between_cnps",
+}
+NP_PARAMS = frozenset({"min_time_between_cnps"})
+
+# Reads `mlnx_qos -i IF -a` (host-nic-roce §1.2) into key=value lines: trust, cable, pfc, prio2buffer,
+# dscp (64 priorities, "-" where unmapped), prio_tc, tsa, tcbw (8 values each, comma separated).
+LIBRARY = r"""
+mlx5_state() {
+  mlnx_qos -i "$1" -a | awk '
+    /^Priority trust state:/ { trust = $4 }
+    /^Cable len:/ { cable = $3 }
+    /^\tenabled / { pfc = $2; for (i = 3; i <= 9; i++) pfc = pfc "," $i }
+    /^\tbuffer / { buf = $2; for (i = 3; i <= 9; i++) buf = buf "," $i }
+    /^\tprio:[0-9]+ dscp:/ {
+      p = substr($1, 6); n = split(substr($2, 6), d, ",")
+      for (i = 1; i <= n; i++) if (d[i] != "") map[d[i] + 0] = p
+    }
+    /^tc: [0-9]+ / {
+      tc = $2 + 0; tsa[tc] = "vendor"; bw[tc] = 0
+      if ($0 ~ /tsa: strict/) tsa[tc] = "strict"
+      if (match($0, /tsa: ets, bw: [0-9]+%/)) { tsa[tc] = "ets"; bw[tc] = substr($0, RSTART + 14, RLENGTH - 15) + 0 }
+    }
+    /^\t priority: / { ptc[$2 + 0] = tc }
+    END {
+      printf "trust=%s\ncable=%s\npfc=%s\nprio2buffer=%s\n", trust, cable, pfc, buf
+      s = ""; for (i = 0; i < 64; i++) s = s (i ? "," : "") ((i in map) ? map[i] : "-"); print "dscp=" s
+      a = ""; t = ""; b = ""
+      for (i = 0; i < 8; i++) {
+        a = a (i ? "," : "") ((i in ptc) ? ptc[i] : "-")
+        t = t (i ? "," : "") ((i in tsa) ? tsa[i] : "-")
+        b = b (i ? "," : "") ((i in bw) ? bw[i] : "-")
+      }
+      print "prio_tc=" a; print "tsa=" t; print "tcbw=" b
+    }'
+}
+
+kv() { printf '%s\n' "$1" | sed -n "s/^$2=//p"; }
+
+# mlx5_qos IF PFC PRIO_TC TSA TCBW PRIO2BUFFER CABLE DSCP: set what differs, through mlnx_qos
+mlx5_qos() {
+  local ifc="$1" state
+  state="$(mlx5_state "$ifc")"
+  if changed "$ifc trust" "$(kv "$state" trust)" dscp; then
+    mlnx_qos -i "$ifc" --trust dscp >/dev/null
+    state="$(mlx5_state "$ifc")"
+  fi
+  local -a have want args=()
+  IFS=, read -r -a have <<< "$(kv "$state" dscp)"
+  IFS=, read -r -a want <<< "$8"
+  for i in "${!want[@]}"; do
+    if [ "${have[$i]:-}" != "${want[$i]}" ]; then args+=(--dscp2prio "set,$i,${want[$i]}"); fi
+  done
+  if [ "${#args[@]}" -gt 0 ]; then
+    echo "unifab-qos: $ifc dscp2prio: $((${#args[@]} / 2)) DSCP(s)"
+    CHANGES=$((CHANGES + 1))
+    mlnx_qos -i "$ifc" "${args[@]}" >/dev/null
+  fi
+  if changed "$ifc pfc" "$(kv "$state" pfc)" "$2"; then mlnx_qos -i "$ifc" --pfc "$2" >/dev/null; fi
+  if changed "$ifc prio_tc" "$(kv "$state" prio_tc)" "$3"; then mlnx_qos -i "$ifc" --prio_tc "$3" >/dev/null; fi
+  if changed "$ifc ets" "$(kv "$state" tsa) $(kv "$state" tcbw)" "$4 $5"; then
+    mlnx_qos -i "$ifc" --tsa "$4" --tcbw "$5" >/dev/null
+  fi
+  if changed "$ifc prio2buffer" "$(kv "$state" prio2buffer)" "$6"; then
+    mlnx_qos -i "$ifc" --prio2buffer "$6" >/dev/null
+  fi
+  if changed "$ifc cable_len" "$(kv "$state" cable)" "$7"; then mlnx_qos -i "$ifc" --cable_len "$7" >/dev/null; fi
+}
+
+# dcb_ensure OBJECT IF VERB ATTR WANT [ATTR WANT ...]: upstream iproute2 dcb; set all when any differs
+dcb_ensure() {
+  local obj="$1" ifc="$2" verb="$3" differ=0 have
+  shift 3
+  local -a args=()
+  while [ "$#" -gt 0 ]; do
+    have="$(dcb "$obj" show dev "$ifc" "$1" | tr -s ' \t' '\n\n' | { grep ':' || true; } | sort -t: -k1,1n \
+      | paste -sd ' ')"
+    if [ "$have" != "$2" ]; then differ=1; fi
+    local -a tokens
+    read -r -a tokens <<< "$2"
+    args+=("$1" "${tokens[@]}")
+    shift 2
+  done
+  if [ "$differ" -eq 1 ]; then
+    echo "unifab-qos: $ifc dcb $obj"
+    CHANGES=$((CHANGES + 1))
+    dcb "$obj" "$verb" dev "$ifc" "${args[@]}"
+  fi
+}
+
+# pci_of IF: the PCI address of a netdev (for the upstream debugfs cc_params directory)
+pci_of() {
+  local bdf
+  bdf="$(basename "$(readlink -f "$ROOT/sys/class/net/$1/device")")"
+  if ! [[ "$bdf" =~ ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ ]]; then
+    echo "unifab-qos: $1: no PCI device under /sys/class/net/$1/device" >&2
+    return 1
+  fi
+  printf '%s\n' "$bdf"
+}
+
+# pause_off IF: no 802.3x global pause (it would stall every priority, not just the lossless one)
+pause_off() {
+  if command -v ethtool >/dev/null 2>&1 && ethtool -a "$1" | grep -Eq '^(RX|TX):[[:space:]]+on'; then
+    echo "unifab-qos: $1 global pause -> off"
+    CHANGES=$((CHANGES + 1))
+    ethtool -A "$1" autoneg off rx off tx off
+  fi
+}
+"""
+
+
+def _pairs(values: Iterable[int | str]) -> str:
+    return " ".join(f"{i}:{v}" for i, v in enumerate(values))
+
+
+def section(nic: NicTarget, profile: QosProfile) -> str:
+    """The bash that brings one ConnectX port to ``profile`` (mlnx_qos, or dcb + debugfs upstream)."""
+    ifc = hs.netdev(nic.netdev)
+    dev = hs.rdma_dev(nic.rdma_dev) if nic.rdma_dev else None
+    s = nic_settings(profile, nic.cable_m)
+    lines = [f"\n# --- {ifc}" + (f" ({dev})" if dev else "") + " ---"]
+    lines.append(f"set_file {hs.q(f'/sys/class/net/{ifc}/mtu')} {hs.q(profile.host_mtu)}")
+    lines.append("if command -v mlnx_qos >/dev/null 2>&1; then")
+    args = (s.pfc, s.prio_tc, s.tsa, s.tcbw, s.prio2buffer, str(s.cable_m), s.dscp)
+    lines.append(f"  mlx5_qos {hs.q(ifc)} " + " ".join(hs.q(a) for a in args))
+    lines.append("else")
+    dscp_pairs = " ".join(f"{d}:{p}" for d, p in enumerate(s.dscp.split(",")))
+    pfc_pairs = _pairs("on" if v == "1" else "off" for v in s.pfc.split(","))
+    lines.append(f"  dcb_ensure app {hs.q(ifc)} replace dscp-prio {hs.q(dscp_pairs)}")
+    lines.append(f"  dcb_ensure pfc {hs.q(ifc)} set prio-pfc {hs.q(pfc_pairs)}")
+    lines.append(
+        f"  dcb_ensure ets {hs.q(ifc)} set prio-tc {hs.q(_pairs(s.prio_tc.split(',')))}"
+        f" tc-tsa {hs.q(_pairs(s.tsa.split(',')))} tc-bw {hs.q(_pairs(s.tcbw.split(',')))}"
+    )
+    lines.append(f"  dcb_ensure buffer {hs.q(ifc)} set prio-buffer {hs.q(_pairs(s.prio2buffer.split(',')))}")
+    lines.append("fi")
+    lines.append(f"pause_off {hs.q(ifc)}")
+    ecn = f"/sys/class/net/{ifc}/ecn"
+    lines.append(f'if [ -d "$ROOT"{hs.q(ecn)} ]; then')
+    for point in ("roce_np", "roce_rp"):
+        lines.append(f'  for p in 0 1 2 3 4 5 6 7; do set_file {hs.q(f"{ecn}/{point}/enable/")}"$p" 1; done')
+    lines.append(f"  set_file {hs.q(f'{ecn}/roce_np/cnp_dscp')} {hs.q(profile.cnp_dscp)}")
+    lines.append(f"  set_file {hs.q(f'{ecn}/roce_np/cnp_802p_prio')} {hs.q(profile.cnp_priority)}")
+    for name, value in sorted(profile.dcqcn.items()):
+        point = "roce_np" if name in NP_PARAMS else "roce_rp"
+        lines.append(f"  set_file {hs.q(f'{ecn}/{point}/{name}')} {hs.q(int(value))}")
+    lines.append("else")
+    lines.append(f'  bdf="$(pci_of {hs.q(ifc)})"')
+    cc = '"/sys/kernel/debug/mlx5/$bdf/cc_params/'
+    lines.append(f'  set_file {cc}np_cnp_dscp" {hs.q(profile.cnp_dscp)}')
+    lines.append(f'  set_file {cc}np_cnp_prio" {hs.q(profile.cnp_priority)}')
+    for name, value in sorted(profile.dcqcn.items()):
+        lines.append(f'  set_file {cc}{CC_PARAMS[name]}" {hs.q(int(value))}')
+    lines.append("fi")
+    if dev is not None:
+        lines += rdma_lines(dev, profile.nccl_ib_tc, f"Global tclass={profile.nccl_ib_tc}")
+    return "\n".join(lines) + "\n"
+
+
+def rdma_lines(dev: str, tos: int, tclass_readback: str | None) -> list[str]:
+    """RoCE TOS for rdma_cm (configfs) and, on MLNX_OFED, the device's global traffic_class."""
+    cm = f"/sys/kernel/config/rdma_cm/{dev}/ports/1"
+    lines = [
+        f"set_file {hs.q(f'{cm}/default_roce_tos')} {hs.q(tos)}",
+        f"set_file {hs.q(f'{cm}/default_roce_mode')} {hs.q('RoCE v2')}",
+    ]
+    if tclass_readback is not None:
+        tc = f"/sys/class/infiniband/{dev}/tc/1/traffic_class"
+        lines.append(f'if [ -e "$ROOT"{hs.q(tc)} ]; then')
+        lines.append(f"  set_file {hs.q(tc)} {hs.q(tos)} {hs.q(tclass_readback)}")
+        lines.append("fi")
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class NicSettings:
+    """A ConnectX port's mlnx_qos values for a profile, in mlnx_qos's own list forms."""
+
+    pfc: str
+    prio_tc: str
+    tsa: str
+    tcbw: str
+    prio2buffer: str
+    cable_m: int
+    dscp: str
+
+
+def nic_settings(profile: QosProfile, cable_m: int) -> NicSettings:
+    ets = {e.tc: e for e in profile.ets}
+    lossless = profile.lossless_priorities
+    return NicSettings(
+        pfc=",".join("1" if p in lossless else "0" for p in range(8)),
+        prio_tc=hs.csv(profile.priority_to_tc[p] for p in range(8)),
+        tsa=",".join(ets[tc].tsa if tc in ets else "ets" for tc in range(8)),
+        tcbw=hs.csv(ets[tc].bw_percent if tc in ets and ets[tc].tsa == "ets" else 0 for tc in range(8)),
+        prio2buffer=",".join("1" if p in lossless else "0" for p in range(8)),
+        cable_m=int(cable_m),
+        dscp=hs.csv(profile.dscp_to_priority[d] for d in range(64)),
+    )
+
+
+def applied(current: mlnx_qos.MlnxQos | None, profile: QosProfile, cable_m: int) -> mlnx_qos.MlnxQos:
+    """What ``mlnx_qos -i IF`` prints after the script ran on a port that printed ``current``."""
+    s = nic_settings(profile, cable_m)
+    ets = {e.tc: e for e in profile.ets}
+    prio_tc = {p: profile.priority_to_tc[p] for p in range(8)}
+    tcs = tuple(
+        mlnx_qos.TcConfig(
+            tc=tc,
+            tsa=ets[tc].tsa if tc in ets else "ets",
+            bw=None if tc in ets and ets[tc].tsa != "ets" else (ets[tc].bw_percent if tc in ets else 0),
+            ratelimit_gbps=None,
+            priorities=tuple(p for p in range(8) if prio_tc[p] == tc),
+        )
+        for tc in range(8)
+        if any(prio_tc[p] == tc for p in range(8))
+    )
+    sizes = current.buffers.sizes if current and current.buffers else (130944, 261888, 0, 0, 0, 0, 0, 0)
+    total = current.buffers.max_buffer_size if current and current.buffers else None
+    return mlnx_qos.MlnxQos(
+        dcbx=current.dcbx if current else "os",
+        trust="dscp",
+        dscp2prio=dict(profile.dscp_to_priority),
+        pfc_enabled=tuple(sorted(profile.lossless_priorities)),
+        prio_tc=prio_tc,
+        tcs=tcs,
+        buffers=mlnx_qos.Buffers(
+            sizes=sizes,
+            max_buffer_size=total,
+            prio2buffer=tuple(int(v) for v in s.prio2buffer.split(",")),
+        ),
+        cable_len=s.cable_m,
+        notices=(),
+    )

@@ -1,0 +1,138 @@
+"""Broadcom Thor (bnxt_en / bnxt_re) RoCE QoS: niccli commands and the bnxt_re CC configfs writes.
+
+The commands are those ``bnxt_setupcc.sh`` issues (reference host-nic-roce §2.10): ``niccli -dev <if>
+ets -tsa ... -up2tc ... -tcbw ...``, ``pfc -enable <prio>``, ``apptlv -add -app <prio>,5,<dscp>`` (and the
+RoCE v2 UDP port 4791 with selector 3), read back with ``niccli -dev <if> getqos``. Congestion control
+is ``/sys/kernel/config/bnxt_re/<dev>/ports/1/cc/``: values are written and read in hex (``%#x``;
+``echo 26`` would set 0x26 = 38), then ``apply`` takes them.
+"""
+
+from __future__ import annotations
+
+from unifab.parse.host import bnxt_qos
+from unifab.render import host_script as hs
+from unifab.render.host_script import NicTarget
+from unifab.render.nic_mlx5 import rdma_lines
+from unifab.render.profile import QosProfile
+
+ROCE_UDP_PORT = 4791
+
+# Reads `niccli -dev IF getqos` (grammar in unifab.parse.host.bnxt_qos) into key=value lines.
+LIBRARY = r"""
+bnxt_state() {
+  niccli -dev "$1" getqos | awk '
+    function rest(from,   s, i) { s = ""; for (i = from; i <= NF; i++) s = s (i > from ? " " : "") $i; return s }
+    /PRIO_MAP:/ { print "prio_map=" rest(2) }
+    /TC Bandwidth:/ { print "tcbw=" rest(3) }
+    /TSA_MAP:/ { print "tsa=" rest(2) }
+    /PFC enabled:/ { print "pfc=" rest(3) }
+    /^[[:space:]]*Priority:/ { prio = $2 }
+    /^[[:space:]]*Sel:/ { sel = $2 }
+    /^[[:space:]]*DSCP:/ { print "app=" prio ",5," $2 }
+    /^[[:space:]]*UDP or DCCP:/ { print "app=" prio ",3," $NF }'
+}
+
+bkv() { printf '%s\n' "$1" | sed -n "s/^$2=//p"; }
+
+# bnxt_qos IF TSA UP2TC TCBW PFC APP...: set what differs, through niccli
+bnxt_qos() {
+  local ifc="$1" state app
+  state="$(bnxt_state "$ifc")"
+  if changed "$ifc ets" "$(bkv "$state" tsa)|$(bkv "$state" prio_map)|$(bkv "$state" tcbw)" "$2|$3|$4"; then
+    niccli -dev "$ifc" ets -tsa "${2// /,}" -up2tc "${3// /,}" -tcbw "$(printf '%s' "${4//%/}" | tr ' ' ',')" >/dev/null
+  fi
+  if changed "$ifc pfc" "$(bkv "$state" pfc)" "$5"; then niccli -dev "$ifc" pfc -enable "$5" >/dev/null; fi
+  shift 5
+  for app in "$@"; do
+    if ! printf '%s\n' "$state" | grep -qx "app=$app"; then
+      echo "unifab-qos: $ifc app TLV $app"
+      CHANGES=$((CHANGES + 1))
+      niccli -dev "$ifc" apptlv -add -app "$app" >/dev/null
+    fi
+  done
+}
+
+# bnxt_cc DEV NAME=VALUE...: bnxt_re congestion control (hex values), then apply when anything changed
+bnxt_cc() {
+  local dir="/sys/kernel/config/bnxt_re/$1/ports/1/cc" before="$CHANGES" pair
+  shift
+  mkdir -p "$ROOT$dir"
+  for pair in "$@"; do set_file "$dir/${pair%%=*}" "${pair#*=}"; done
+  if [ "$CHANGES" -ne "$before" ]; then printf '0x1\n' > "$ROOT$dir/apply"; fi
+}
+"""
+
+
+def hexval(value: int) -> str:
+    """How bnxt_re configfs prints (and accepts) a value: ``%#x``."""
+    return f"{int(value):#x}"
+
+
+def tcs_used(profile: QosProfile) -> int:
+    return max([*profile.priority_to_tc.values(), *(e.tc for e in profile.ets)]) + 1
+
+
+def section(nic: NicTarget, profile: QosProfile) -> str:
+    ifc = hs.netdev(nic.netdev)
+    dev = hs.rdma_dev(nic.rdma_dev) if nic.rdma_dev else None
+    ets = {e.tc: e for e in profile.ets}
+    n = tcs_used(profile)
+    tsa = " ".join(f"{tc}:{ets[tc].tsa if tc in ets else 'ets'}" for tc in range(n))
+    up2tc = " ".join(f"{p}:{profile.priority_to_tc[p]}" for p in range(8))
+    tcbw = " ".join(f"{ets[tc].bw_percent if tc in ets and ets[tc].tsa == 'ets' else 0}%" for tc in range(n))
+    pfc = ",".join(str(p) for p in sorted(profile.lossless_priorities))
+    apps = (f"{profile.roce_priority},5,{profile.roce_dscp}", f"{profile.roce_priority},3,{ROCE_UDP_PORT}")
+    lines = [f"\n# --- {ifc}" + (f" ({dev})" if dev else "") + " ---"]
+    lines.append(f"set_file {hs.q(f'/sys/class/net/{ifc}/mtu')} {hs.q(profile.host_mtu)}")
+    lines.append(f"bnxt_qos {hs.q(ifc)} " + " ".join(hs.q(a) for a in (tsa, up2tc, tcbw, pfc, *apps)))
+    lines.append(f"pause_off {hs.q(ifc)}")
+    if dev is not None:
+        cc = {
+            "ecn_enable": 1,
+            "roce_prio": profile.roce_priority,
+            "roce_dscp": profile.roce_dscp,
+            "cnp_prio": profile.cnp_priority,
+            "cnp_dscp": profile.cnp_dscp,
+        }
+        lines.append(f"bnxt_cc {hs.q(dev)} " + " ".join(hs.q(f"{k}={hexval(v)}") for k, v in cc.items()))
+        lines += rdma_lines(dev, profile.nccl_ib_tc, None)
+    return "\n".join(lines) + "\n"
+
+
+def getqos(profile: QosProfile) -> str:
+    """What ``niccli -dev <if> getqos`` prints once the section ran (the grammar bnxt_qos.parse reads)."""
+    ets = {e.tc: e for e in profile.ets}
+    n = tcs_used(profile)
+    out = [
+        "IEEE 8021QAZ ETS Configuration TLV:",
+        "\t PRIO_MAP: " + " ".join(f"{p}:{profile.priority_to_tc[p]}" for p in range(8)),
+        "\t TC Bandwidth: "
+        + " ".join(f"{ets[tc].bw_percent if tc in ets and ets[tc].tsa == 'ets' else 0}%" for tc in range(n)),
+        "\t TSA_MAP: " + " ".join(f"{tc}:{ets[tc].tsa if tc in ets else 'ets'}" for tc in range(n)),
+        "IEEE 8021QAZ PFC TLV:",
+        "\t PFC enabled: " + " ".join(str(p) for p in sorted(profile.lossless_priorities)),
+        "IEEE 8021QAZ APP TLV:",
+        "\t APP#0:",
+        f"\t  Priority: {profile.roce_priority}",
+        "\t  Sel: 5",
+        f"\t  DSCP: {profile.roce_dscp}",
+        "\t APP#1:",
+        f"\t  Priority: {profile.roce_priority}",
+        "\t  Sel: 3",
+        f"\t  UDP or DCCP: {ROCE_UDP_PORT}",
+    ]
+    text = "\n".join(out) + "\n"
+    bnxt_qos.parse(text, "<rendered getqos>")  # the renderer writes only what the parser reads
+    return text
+
+
+def cc_files(profile: QosProfile) -> dict[str, str]:
+    """The bnxt_re ``ports/1/cc/`` files after the section ran, relative to ``bnxt_re/<dev>/``."""
+    values = {
+        "ecn_enable": 1,
+        "roce_prio": profile.roce_priority,
+        "roce_dscp": profile.roce_dscp,
+        "cnp_prio": profile.cnp_priority,
+        "cnp_dscp": profile.cnp_dscp,
+    }
+    return {f"ports/1/cc/{k}": ("0" if v == 0 else hexval(v)) + "\n" for k, v in values.items()}

@@ -1,0 +1,363 @@
+"""Render an intent for the devices of a bundle, and preview the fabric as it will be once applied.
+
+:func:`plan` resolves the intent per device and renders each one's configuration (``outputs``: the
+files ``unifab render --out`` writes) and the bundle files the device would report afterwards
+(``after``: ``mlnx_qos`` text, ``ecn/`` sysfs, ``traffic_class``, rdma_cm TOS, niccli getqos, SONiC
+CONFIG_DB, EOS running-config, NVUE yaml), each made by the format's own renderer or applier.
+:func:`write_tree` writes a directory atomically: everything goes to a temporary sibling that is
+renamed into place, so a failure never leaves a half-written directory.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from unifab.errors import ParseError, UnifabError
+from unifab.intent import Device, Intent, nccl_settings, resolve
+from unifab.model import Fabric, Host, Nic, Switch
+from unifab.parse.host import ethtool_pause, mlnx_qos, roce_tos, traffic_class
+from unifab.parse.sched import nccl_env
+from unifab.render import eos_config, nic_bnxt, nic_mlx5, nvue_config, sonic_config
+from unifab.render import nccl_env as nccl
+from unifab.render.host_qos import render_host_script
+from unifab.render.host_script import NicTarget
+from unifab.render.profile import PortSpec, QosProfile
+
+
+@dataclass(slots=True)
+class DevicePlan:
+    kind: str  # "host" | "switch"
+    name: str
+    os: str  # "mlx5" / "bnxt" / "mixed" for hosts; "sonic" | "eos" | "nvue" for switches
+    profile: QosProfile | None
+    outputs: dict[str, str] = field(default_factory=dict)  # file name under DIR/{hosts,switches}/<name>/ -> text
+    after: dict[str, str] = field(default_factory=dict)  # bundle-relative path -> text once applied
+    diff: str = ""  # unified diff of the device's bundle files, current -> after
+    error: str | None = None  # rendering failed for this device (the others still render)
+
+
+@dataclass(slots=True)
+class FabricPlan:
+    devices: list[DevicePlan]
+    nccl_env: str
+    intent_text: str  # the intent rendered from: the preview bundle's fabric.yaml
+    jobs_after: dict[str, str] = field(default_factory=dict)  # scheduler/env/<job>.env relaunched with nccl.env
+
+    def preview_files(self) -> Iterator[tuple[str, str]]:
+        """Bundle-relative ``(path, text)`` of every file the devices report once applied, and the intent."""
+        for d in self.devices:
+            if d.error is None:
+                yield from d.after.items()
+        yield from self.jobs_after.items()
+        yield "fabric.yaml", self.intent_text
+
+
+def _driver(nic: Nic) -> str:
+    return "bnxt" if nic.driver == "bnxt_en" or (nic.rdma_dev or "").startswith("bnxt") else "mlx5"
+
+
+def _peers(fabric: Fabric) -> dict[tuple[str, str], tuple[str, str, float | None]]:
+    """(node, port) -> (peer node, peer port, cable metres) for every link, both directions."""
+    peers: dict[tuple[str, str], tuple[str, str, float | None]] = {}
+    for lk in fabric.links:
+        peers[(lk.a.node, lk.a.port)] = (lk.b.node, lk.b.port, lk.cable_m)
+        peers[(lk.b.node, lk.b.port)] = (lk.a.node, lk.a.port, lk.cable_m)
+    return peers
+
+
+def _cable(
+    intent: Intent,
+    settings: Mapping[str, object],
+    device: str,
+    port: str,
+    link_class: str,
+    peers: Mapping[tuple[str, str], tuple[str, str, float | None]],
+) -> int:
+    """Per-link intent, else the plan's cable length, else the link class's length."""
+    per_link = intent.per_link_cable_m(settings)
+    if f"{device}:{port}" in per_link:
+        return per_link[f"{device}:{port}"]
+    peer = peers.get((device, port))
+    if peer is not None and peer[2] is not None:
+        return max(1, round(peer[2]))
+    return intent.cable_m(settings, link_class)
+
+
+def plan(intent: Intent, fabric: Fabric, root: Path) -> FabricPlan:
+    """Every device's rendered configuration and post-apply bundle files; ``root`` holds the current ones."""
+    peers = _peers(fabric)
+    devices: list[DevicePlan] = []
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        devices.append(_guard(partial(_host, intent, host, peers, root), "host", host.name))
+    for switch in sorted(fabric.switches.values(), key=lambda s: s.name):
+        devices.append(_guard(partial(_switch, intent, switch, fabric, peers, root), "switch", switch.name))
+    for d in devices:
+        if d.error is None:
+            d.diff = _diff(root, d.after)
+    env = _nccl(intent, fabric)
+    return FabricPlan(devices, env, intent.text, _jobs_after(root, env))
+
+
+def _jobs_after(root: Path, env_text: str) -> dict[str, str]:
+    """Each job's recorded environment (``scheduler/env/<id>.env``) as it reads once the job is relaunched
+    with ``jobs/nccl.env``: the rendered variables replaced, the job's own (its HCA list, ...) kept."""
+    rendered = nccl_env.parse_script(env_text, "jobs/nccl.env")
+    rendered.pop("NCCL_IB_HCA", None)  # a job names the NICs of its own hosts
+    out: dict[str, str] = {}
+    env_dir = root / "scheduler" / "env"
+    for path in sorted(env_dir.glob("*.env")) if env_dir.is_dir() else []:
+        rel = path.relative_to(root).as_posix()
+        try:
+            current = nccl_env.parse_env(path.read_text(), rel)
+        except (ParseError, OSError, UnicodeDecodeError):
+            continue  # an unreadable record stays as it is (the check reports it)
+        merged = {**current, **rendered}
+        out[rel] = "".join(f"{k}={v}\n" for k, v in merged.items())
+    return out
+
+
+def _guard(build: Callable[[], DevicePlan], kind: str, name: str) -> DevicePlan:
+    """One device's plan; a device that cannot be rendered is reported, never stops the others."""
+    try:
+        return build()
+    except (UnifabError, ValueError, KeyError, OSError) as exc:
+        return DevicePlan(kind, name, "?", None, error=f"{kind} {name}: {exc}")
+
+
+def _host(
+    intent: Intent, host: Host, peers: Mapping[tuple[str, str], tuple[str, str, float | None]], root: Path
+) -> DevicePlan:
+    nics = [n for n in sorted(host.nics.values(), key=lambda n: n.netdev) if n.link_layer != "InfiniBand"]
+    drivers = sorted({_driver(n) for n in nics})
+    device = Device(host.name, "host", os=drivers[0] if len(drivers) == 1 else None)
+    settings = intent.settings(device)
+    profile = resolve(intent, device)
+    targets = [
+        NicTarget(n.netdev, n.rdma_dev, _driver(n), _cable(intent, settings, host.name, n.netdev, "host", peers))
+        for n in nics
+    ]
+    out = DevicePlan("host", host.name, device.os or "mixed", profile)
+    out.outputs["unifab-qos.sh"] = render_host_script(host.name, targets, profile)
+    base = f"hosts/{host.name}"
+    for nic, t in zip(nics, targets, strict=True):
+        out.after[f"{base}/sys/class/net/{t.netdev}/mtu"] = f"{profile.host_mtu}\n"
+        pause = ethtool_pause.PauseParams(t.netdev, autoneg=False, rx=False, tx=False)
+        out.after[f"{base}/cmd/ethtool-a/{t.netdev}.txt"] = ethtool_pause.render(pause)
+        if t.driver == "bnxt":
+            out.after[f"{base}/cmd/bnxt-qos/{t.netdev}.txt"] = nic_bnxt.getqos(profile)
+            if t.rdma_dev:
+                for rel, text in nic_bnxt.cc_files(profile).items():
+                    out.after[f"{base}/sys/kernel/config/bnxt_re/{t.rdma_dev}/{rel}"] = text
+        else:
+            current_path = root / base / "cmd" / "mlnx_qos" / f"{t.netdev}.txt"
+            current = mlnx_qos.parse(current_path.read_text(), str(current_path)) if current_path.is_file() else None
+            out.after[f"{base}/cmd/mlnx_qos/{t.netdev}.txt"] = mlnx_qos.render(
+                nic_mlx5.applied(current, profile, t.cable_m)
+            )
+            ecn_dir = f"{base}/sys/class/net/{t.netdev}/ecn"
+            if (root / ecn_dir).is_dir() or nic.pci_address is None:  # MLNX_OFED
+                out.after.update(_ecn_files(ecn_dir, profile))
+            else:  # the in-tree driver: DCQCN in debugfs cc_params
+                out.after.update(_cc_params_files(f"{base}/sys/kernel/debug/mlx5/{nic.pci_address}/cc_params", profile))
+            tc_file = f"{base}/sys/class/infiniband/{t.rdma_dev}/tc/1/traffic_class"
+            if t.rdma_dev and (root / tc_file).is_file():  # the override exists only with MLNX_OFED
+                tc = traffic_class.render(traffic_class.TrafficClass(profile.nccl_ib_tc, ()))
+                out.after[tc_file] = tc
+        if t.rdma_dev:
+            cm = roce_tos.render_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, profile.nccl_ib_tc, "RoCE v2"),)))
+            for rel, text in cm.items():
+                out.after[f"{base}/sys/kernel/config/rdma_cm/{t.rdma_dev}/{rel}"] = text
+    return out
+
+
+def _ecn_files(base: str, profile: QosProfile) -> dict[str, str]:
+    files = {f"{base}/{point}/enable/{p}": "1\n" for point in ("roce_np", "roce_rp") for p in range(8)}
+    files[f"{base}/roce_np/cnp_dscp"] = f"{profile.cnp_dscp}\n"
+    files[f"{base}/roce_np/cnp_802p_prio"] = f"{profile.cnp_priority}\n"
+    for name, value in profile.dcqcn.items():
+        point = "roce_np" if name in nic_mlx5.NP_PARAMS else "roce_rp"
+        files[f"{base}/{point}/{name}"] = f"{value}\n"
+    return files
+
+
+def _cc_params_files(base: str, profile: QosProfile) -> dict[str, str]:
+    files = {f"{base}/np_cnp_dscp": f"{profile.cnp_dscp}\n", f"{base}/np_cnp_prio": f"{profile.cnp_priority}\n"}
+    for name, value in profile.dcqcn.items():
+        files[f"{base}/{nic_mlx5.CC_PARAMS[name]}"] = f"{value}\n"
+    return files
+
+
+def switch_device(
+    switch: Switch, fabric: Fabric, peers: Mapping[tuple[str, str], tuple[str, str, float | None]]
+) -> Device:
+    """A switch cabled to hosts is a ``leaf``, others ``spine``; a leaf whose host ports all reach the
+    same NIC position (the i-th NIC of each host, in natural name order) serves rail i."""
+    rails: set[int] = set()
+    for port in switch.ports:
+        peer = peers.get((switch.name, port))
+        host = fabric.hosts.get(peer[0]) if peer is not None else None
+        if host is not None and peer is not None and peer[1] in host.nics:
+            rails.add(sorted(host.nics, key=_natural).index(peer[1]))
+    rail = next(iter(rails)) if len(rails) == 1 else None
+    return Device(switch.name, "leaf" if rails else "spine", rail=rail, os=switch.os)
+
+
+def _switch(
+    intent: Intent,
+    switch: Switch,
+    fabric: Fabric,
+    peers: Mapping[tuple[str, str], tuple[str, str, float | None]],
+    root: Path,
+) -> DevicePlan:
+    device = switch_device(switch, fabric, peers)
+    settings = intent.settings(device)
+    profile = resolve(intent, device)
+    ports = []
+    for name in sorted(switch.ports):
+        peer = peers.get((switch.name, name))
+        if peer is None:
+            continue  # an uncabled port carries no RoCE
+        role = "host" if peer[0] in fabric.hosts else "fabric"
+        port = switch.ports[name]
+        cable = _cable(intent, settings, switch.name, name, role, peers)
+        ports.append(PortSpec(name, port.speed_mbps or 400_000, role, cable))
+    out = DevicePlan("switch", switch.name, switch.os, profile)
+    current_rel = switch.config_file
+    current_text = (root / current_rel).read_text()
+    if switch.os == "sonic":
+        rendered = sonic_config.render_config_db(ports, profile, hwsku=switch.hwsku, platform=switch.platform)
+        current = json.loads(current_text)
+        out.outputs["config_db.json"] = json.dumps(rendered, indent=2, sort_keys=True) + "\n"
+        out.outputs["patch.json"] = json.dumps(sonic_config.json_patch(current, rendered), indent=2) + "\n"
+        after = sonic_config.apply_to_config_db(current, rendered)
+        out.after[current_rel] = json.dumps(after, indent=2, sort_keys=True) + "\n"
+    elif switch.os == "eos":
+        cfg = eos_config.render_eos(ports, profile)
+        out.outputs["eos.cfg"] = cfg
+        out.after[current_rel] = eos_config.apply_to_running_config(current_text, cfg)
+    elif switch.os == "nvue":
+        out.outputs["nv-set.txt"] = "".join(c + "\n" for c in nvue_config.render_nv_set(ports, profile))
+        out.after[current_rel] = nvue_config.render_nvue_yaml(ports, profile, current_text)
+    else:
+        raise UnifabError(f"no renderer for switch OS {switch.os!r}; known: sonic, eos, nvue")
+    return out
+
+
+def _nccl(intent: Intent, fabric: Fabric) -> str:
+    profile = intent.base_profile()
+    extra = nccl_settings(intent.base)
+    hosts = sorted(fabric.hosts.values(), key=lambda h: h.name)
+    nics = sorted(hosts[0].nics.values(), key=lambda n: n.netdev) if hosts else []
+    hcas = sorted({n.rdma_dev for h in hosts for n in h.nics.values() if n.rdma_dev}, key=_natural)
+    infiniband = bool(nics) and all(n.link_layer == "InfiniBand" for n in nics)
+    gid = extra.get("gid_index")
+    if gid is None and nics:
+        gid = nccl.gid_index(nics[0].gids)
+    return nccl.render(profile, hcas, gid=gid, sl=extra.get("sl"), infiniband=infiniband)
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head = name.rstrip("0123456789")
+    tail = name[len(head) :]
+    return (head, int(tail) if tail else -1)
+
+
+def _diff(root: Path, after: Mapping[str, str]) -> str:
+    """What changes, as a unified diff. JSON documents (CONFIG_DB) are compared table by table in one
+    layout (sorted keys, indent 2): a file written differently shows only the values that change, and
+    the comparison stays quick on large databases."""
+    chunks: list[str] = []
+    for rel in sorted(after):
+        path = root / rel
+        old = path.read_text() if path.is_file() else ""
+        if old == after[rel]:
+            continue
+        if rel.endswith(".json") and old:
+            try:
+                chunks += _json_diff(rel, json.loads(old), json.loads(after[rel]))
+                continue
+            except ValueError:
+                pass  # not JSON after all: compared as written
+        chunks += _text_diff(old, after[rel], f"a/{rel}", f"b/{rel}")
+    return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
+
+
+def _text_diff(old: str, new: str, a: str, b: str) -> list[str]:
+    return list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b))
+
+
+def _json_diff(rel: str, old: object, new: object) -> list[str]:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return _text_diff(_dump(old), _dump(new), f"a/{rel}", f"b/{rel}")
+    out: list[str] = []
+    for table in sorted(set(old) | set(new)):
+        was, now = old.get(table), new.get(table)
+        if was == now:
+            continue
+        if not isinstance(was, dict) or not isinstance(now, dict):
+            out += _text_diff(
+                _dump(was) if was is not None else "",
+                _dump(now) if now is not None else "",
+                f"a/{rel} {table}",
+                f"b/{rel} {table}",
+            )
+            continue
+        for key in sorted(set(was) | set(now)):  # one entry at a time: CONFIG_DB keys are small
+            if was.get(key) != now.get(key):
+                label = f"{rel} {table}|{key}"
+                before = _dump(was[key]) if key in was else ""
+                after = _dump(now[key]) if key in now else ""
+                out += _text_diff(before, after, f"a/{label}", f"b/{label}")
+    return out
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+# --- writing ------------------------------------------------------------------------------------------
+
+
+def output_files(fp: FabricPlan) -> Iterator[tuple[str, str]]:
+    """``(path under DIR, text)`` of ``unifab render --out DIR``."""
+    for d in fp.devices:
+        if d.error is not None:
+            continue
+        folder = {"host": "hosts", "switch": "switches"}[d.kind]
+        for name, text in d.outputs.items():
+            yield f"{folder}/{d.name}/{name}", text
+        if d.diff:
+            yield f"{folder}/{d.name}/changes.diff", d.diff
+    yield "jobs/nccl.env", fp.nccl_env
+
+
+def write_tree(target: Path, files: Iterator[tuple[str, str]], copy_from: Path | None = None) -> None:
+    """Write ``files`` (over a copy of ``copy_from``) as directory ``target``, atomically."""
+    target = target.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        stage = tmp / "tree"
+        if copy_from is not None:
+            shutil.copytree(copy_from, stage, symlinks=True)
+        else:
+            stage.mkdir()
+        for rel, text in files:
+            path = stage / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            if rel.endswith(".sh"):
+                path.chmod(0o755)
+        old = tmp / "old"
+        if target.exists():
+            target.rename(old)
+        stage.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,151 @@
+"""``unifab render``: files per device, the preview bundle, exit codes and messages for bad intents."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from unifab.cli import app
+from unifab.twin.cluster import build
+from unifab.twin.writer import intent_yaml, write_bundle
+
+runner = CliRunner()
+
+
+def _unifab() -> str:
+    found = shutil.which("unifab", path=str(Path(sys.executable).parent))
+    assert found is not None
+    return found
+
+
+def test_help_has_an_example() -> None:
+    result = runner.invoke(app, ["render", "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output
+
+
+def test_template_fabric_renders_every_device(tmp_path: Path) -> None:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(intent_yaml())
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["render", str(intent), "--gpus", "64", "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert {d["device"] for d in doc["devices"]} >= {"gpu001", "gpu008", "leaf-su1-r0", "spine08"}
+    assert all(d["error"] is None for d in doc["devices"])
+    assert (out / "hosts" / "gpu001" / "unifab-qos.sh").stat().st_mode & 0o111
+    assert (out / "switches" / "leaf-su1-r0" / "config_db.json").is_file()
+    assert (out / "switches" / "leaf-su1-r0" / "patch.json").is_file()
+    assert "NCCL_IB_TC=106" in (out / "jobs" / "nccl.env").read_text()
+
+
+def test_bundle_preview_checks_clean_and_a_differing_intent_beats_the_majority(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    write_bundle(build(64, switch_os="eos"), bundle)
+    # the bundle's intent asks for DSCP 24: every NIC (the whole majority) now deviates from it
+    (bundle / "fabric.yaml").write_text(
+        "preset: nvidia-spectrum-x\nqos:\n  roce: {dscp: 24}\n  nccl: {traffic_class: 98}\n  mtu: {switch: 9100}\n"
+    )
+    before = runner.invoke(app, ["check", str(bundle), "--format", "json"])
+    assert before.exit_code == 1
+    checks = {f["check"] for f in json.loads(before.output)["findings"]}
+    assert "QOS-TC-OVERRIDE" in checks
+
+    out, fixed = tmp_path / "out", tmp_path / "fixed"
+    args = ["render", str(bundle / "fabric.yaml"), "--bundle", str(bundle), "--out", str(out)]
+    result = runner.invoke(app, [*args, "--write-bundle", str(fixed)])
+    assert result.exit_code == 0, result.output
+    assert "changed" in result.output and "gpu001" in result.output
+    diff = (out / "hosts" / "gpu001" / "changes.diff").read_text()
+    assert "-Global tclass=106\n+Global tclass=98\n" in diff
+    assert (out / "switches" / "leaf-su1-r0" / "eos.cfg").is_file()
+    after = runner.invoke(app, ["check", str(fixed), "--format", "json"])
+    assert after.exit_code == 0, after.output
+    assert json.loads(after.output)["findings"] == []
+
+
+def test_a_bad_intent_in_a_bundle_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    write_bundle(build(8), bundle)
+    (bundle / "fabric.yaml").write_text("preset: nvidia-spectrum-x\nqos:\n  mtu: {host: 100000}\n")
+    result = runner.invoke(app, ["check", str(bundle), "--format", "json"])
+    [finding] = [f for f in json.loads(result.output)["findings"] if f["check"] == "INPUT-UNREADABLE"]
+    assert finding["message"].startswith("fabric.yaml:3: qos.mtu.host: Input should be less than or equal to 9978")
+
+
+def test_neither_bundle_nor_template_is_a_usage_error(tmp_path: Path) -> None:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text("preset: nvidia-spectrum-x\n")
+    proc = subprocess.run(
+        [_unifab(), "render", str(intent), "--out", str(tmp_path / "o")], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: give either --bundle BUNDLE (its devices) or --gpus N (the template fabric)"
+    assert not (tmp_path / "o").exists()
+
+
+BROKEN = {
+    "types.yaml": (
+        "preset: nvidia-spectrum-x\nqos:\n  roce: {dscp: 64}\n  mtu: {host: big}\n",
+        [
+            "types.yaml:3: qos.roce.dscp: Input should be less than or equal to 63; got 64",
+            "types.yaml:4: qos.mtu.host: Input should be a valid integer; got 'big'",
+        ],
+    ),
+    "keys.yaml": (
+        "preset: nvidia-spectrum-x\nqos:\n  ecnn: []\noverrides:\n  - match: {rack: 3}\n    qos: {}\n",
+        [
+            "keys.yaml:3: qos.ecnn: unknown key 'ecnn'; allowed: name, roce, cnp, lossless_priorities, "
+            "dscp_to_priority, priority_to_tc, ets, ecn, dcqcn, mtu, pfc_watchdog, headroom, nccl",
+            "keys.yaml:5: overrides[0].match.rack: unknown key 'rack'; allowed: role, os, su, rail, name",
+        ],
+    ),
+    "logic.yaml": (
+        "preset: nvidia-spectrum-x\nqos:\n  cnp: {priority: 3}\n  ecn: [{queue: 3, min_bytes: 900, max_bytes: 800}]\n",
+        [
+            "logic.yaml:3: qos.cnp.priority: 3 is also the RoCE priority; CNPs need their own",
+            "logic.yaml:3: qos.cnp.queue: CNP shares RoCE's traffic class 3; give it its own",
+            "logic.yaml:4: qos.ecn[0].min_bytes: 900 is not below max_bytes 800",
+        ],
+    ),
+    "yaml.yaml": (
+        "qos:\n  roce: {dscp: 26\n",
+        ["yaml.yaml:3: not valid YAML: expected ',' or '}', but got '<stream end>'"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_intents_exit_2_with_one_message_per_problem(name: str, tmp_path: Path) -> None:
+    text, expected = BROKEN[name]
+    (tmp_path / name).write_text(text)
+    proc = subprocess.run(
+        [_unifab(), "render", name, "--gpus", "8", "--out", "o"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"error: {m}" for m in expected]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_devices_that_cannot_be_rendered_exit_1_and_the_rest_is_written(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    write_bundle(build(16, switch_os="mixed"), bundle)
+    out = tmp_path / "out"
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text("preset: nvidia-spectrum-x\n")  # switch MTU 9216: more than EOS takes
+    result = runner.invoke(app, ["render", str(intent), "--bundle", str(bundle), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 1
+    failed = [d for d in json.loads(result.output)["devices"] if d["error"]]
+    assert failed and all(d["error"].startswith(f"switch {d['device']}: eos:") for d in failed)
+    assert (out / "hosts" / "gpu001" / "unifab-qos.sh").is_file()
+    assert (out / "jobs" / "nccl.env").is_file()
