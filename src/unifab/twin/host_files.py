@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+from unifab.intent_presets import MLX5_DCQCN
 from unifab.parse.host import (
     ethtool_pause,
     ethtool_stats,
@@ -51,24 +52,9 @@ HW_COUNTERS = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled")
 IBOE_HEADERS = 96  # GRH + UDP + BTH + XRC + ATOMICETH + ICRC bytes (linux ib_verbs.h iboe_get_mtu)
 LANE_SPEEDS = ((100_000, "NDR"), (50_000, "HDR"), (25_000, "EDR"))  # Gb/s per lane -> sysfs speed name
 
-RP_DEFAULTS = {  # MLNX_OFED / firmware defaults, reference host-nic-roce §2.3
-    "clamp_tgt_rate": 0,
-    "clamp_tgt_rate_after_time_inc": 1,
-    "dce_tcp_g": 1019,
-    "dce_tcp_rtt": 1,
-    "initial_alpha_value": 1023,
-    "rate_reduce_monitor_period": 4,
-    "rate_to_set_on_first_cnp": 0,
-    "rpg_ai_rate": 5,
-    "rpg_byte_reset": 32767,
-    "rpg_gd": 11,
-    "rpg_hai_rate": 50,
-    "rpg_max_rate": 0,
-    "rpg_min_dec_fac": 50,
-    "rpg_min_rate": 1,
-    "rpg_threshold": 1,
-    "rpg_time_reset": 300,
-}
+# MLNX_OFED / firmware reaction-point defaults (reference host-nic-roce §2.3): the notification point's
+# min_time_between_cnps is written on its own.
+RP_DEFAULTS = {name: value for name, value in MLX5_DCQCN.items() if name != "min_time_between_cnps"}
 ETS_BW = (45, 1, 1, 50, 1, 1, 0, 1)  # per TC; TC 6 (CNP) is strict
 RX_BUFFERS = (130944, 261888, 0, 0, 0, 0, 0, 0)  # lossy buffer 0, lossless buffer 1 (priority 3)
 
