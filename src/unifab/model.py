@@ -100,6 +100,9 @@ class NicQos:
     prio2buffer: tuple[int, ...] | None = None  # receive buffer of each priority
     roce_tos: int | None = None  # rdma_cm default_roce_tos
     roce_mode: str | None = None  # rdma_cm default_roce_mode: "RoCE v2" | "IB/RoCE v1"
+    # the driver stack the reader found the QoS in, which decides the commands that change it: "mlnx_ofed"
+    # (ecn/ sysfs tree), "mlx5_upstream" (debugfs cc_params, no ecn/ tree), "bnxt" (niccli + bnxt_re configfs)
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from unifab.checks.context import CheckContext
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, QueueQos, Severity
-from unifab.render import nic_mlx5
+from unifab.render.nic_cli import NicFixes
 
 NO_CC = (
     "without ECN marks and CNPs DCQCN never slows senders down, so congestion is handled by PFC alone: "
@@ -170,7 +170,7 @@ def check_dcqcn_off(ctx: CheckContext) -> Iterator[Finding]:
                 "roce_rp_enabled": None if nic_q.ecn_rp_enabled is None else sorted(nic_q.ecn_rp_enabled),
             },
             {},
-            [Fix(lk.nic.host, tuple(nic_mlx5.ecn_enable(lk.nic.netdev, p, prio) for p in off))],
+            [NicFixes(lk.nic).dcqcn_enable(off, prio)],
             NO_CC,
         )
 
@@ -232,7 +232,8 @@ CHECKS = (
         "QOS-DCQCN-OFF",
         "DCQCN notification or reaction point is off on a NIC for the RoCE priority",
         "The NIC never sends CNPs for marked packets, or never slows down on the CNPs it receives.",
-        "echo 1 > /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio> (MLNX_OFED) or the firmware ROCE_CC_PRIO_MASK.",
+        "echo 1 > /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio> (MLNX_OFED), bnxt_re configfs "
+        "cc/ecn_enable then cc/apply (Broadcom), or the firmware ROCE_CC_PRIO_MASK (upstream mlx5).",
         check_dcqcn_off,
     ),
     CheckSpec(

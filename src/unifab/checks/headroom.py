@@ -29,6 +29,7 @@ from unifab.checks.context import CheckContext, NicLink
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Headroom, Port, Severity, Switch
 from unifab.render import sonic
+from unifab.render.nic_cli import NicFixes
 
 __all__ = [
     "CHECKS",
@@ -317,12 +318,6 @@ _SONIC_SOURCE = "sonic-swss cfgmgr/buffer_headroom_mellanox.lua (reference host-
 _QBB_SOURCE = (
     "802.1Qbb terms: 2 x MTU + cable round trip + IEEE 802.3 31B.3.7 pause quanta (reference host-nic-roce.md §5.3)"
 )
-
-
-def _mlnx_qos_buffer_size(netdev: str, sizes: list[int]) -> str:
-    # render/nic_mlx5.py has no builder for this option yet: `mlnx_qos --buffer_size` takes 8 sizes in bytes
-    # (reference host-nic-roce.md §1.1)
-    return f"mlnx_qos -i {netdev} --buffer_size {','.join(str(s) for s in sizes)}"
 
 
 @dataclass(slots=True)
@@ -686,7 +681,7 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
             "required": {"size": required},
         },
         {"speed_mbps": port.speed_mbps, "cable_len_m": port.qos.cable_len_m if port.qos else None},
-        [Fix(nic.host, (_mlnx_qos_buffer_size(nic.netdev, new_sizes),))],
+        [NicFixes(nic).buffer_size(new_sizes)],
         {
             "summary": f"packets arriving after XOFF is sent overflow receive buffer "
             f"{','.join(str(b) for b, _, _ in short)} and are dropped on lossless priority "
@@ -722,7 +717,7 @@ CHECKS = (
         "that headroom the lossless class drops them and RoCE falls back to go-back-N retransmission.",
         "Raise the switch BUFFER_PROFILE xoff/size (or set the port's real CABLE_LENGTH so the buffer manager "
         "recomputes it), give every lossless PG a BUFFER_PG entry, and size the NIC's lossless buffer with "
-        "mlnx_qos --buffer_size.",
+        "mlnx_qos --buffer_size (dcb buffer on upstream mlx5).",
         check_headroom,
     ),
 )

@@ -10,7 +10,7 @@ from unifab.checks.context import CheckContext, majority
 from unifab.checks.findings import link_finding, port_link_finding, sides_to_fix
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
-from unifab.render import nic_mlx5
+from unifab.render.nic_cli import NicFixes
 
 ROCE_HEADERS = 96  # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (iboe_get_mtu)
 IB_MTUS = (4096, 2048, 1024, 512, 256)
@@ -36,7 +36,7 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
             continue
         fixes = []
         if nic_below and base.nic_mtu is not None:
-            fixes.append(Fix(lk.nic.host, (nic_mlx5.mtu(lk.nic.netdev, base.nic_mtu),)))
+            fixes.append(NicFixes(lk.nic).mtu(base.nic_mtu))
         want_sw = max(base.switch_mtu or 0, base.nic_mtu or 0, nic_mtu)
         if sw_mtu < want_sw and (too_small_switch or (base.switch_mtu or 0) > sw_mtu):
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).port_mtu(lk.port.name, want_sw)))
@@ -82,7 +82,7 @@ def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
         short = any(v < reference for v in wrong.values())
         fixes = []
         if "nic" in wrong:
-            fixes.append(Fix(lk.nic.host, (nic_mlx5.cable_len(lk.nic.netdev, reference),)))
+            fixes.append(NicFixes(lk.nic).cable_len(reference))
         if "switch" in wrong:
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).cable_length(lk.port.name, reference)))
         against = f"the planned {plan} m cable" if plan is not None else f"the switch's {sw_len} m"
@@ -213,7 +213,8 @@ CHECKS = (
         "QOS-CABLE-LEN",
         "Cable length configured for PFC headroom differs between NIC, switch and plan",
         "Headroom computed for the wrong length overflows (too short) or wastes buffer (too long).",
-        "Set the real length: mlnx_qos --cable_len on the NIC, CABLE_LENGTH on SONiC.",
+        "Set the real length: mlnx_qos --cable_len (dcb pfc delay on upstream mlx5) on the NIC, CABLE_LENGTH on "
+        "SONiC; Broadcom NICs have no cable-length setting.",
         check_cable_len,
     ),
 )

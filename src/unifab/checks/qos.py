@@ -15,7 +15,7 @@ from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.link import port_link_check
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
-from unifab.render import nic_mlx5
+from unifab.render.nic_cli import NicFixes
 
 DROPS = "congestion drops RoCE packets and the NICs fall into go-back-N retransmission"
 
@@ -33,7 +33,7 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
             continue
         fixes = []
         if nic_off and base.nic_trust in ("dscp", "pcp"):
-            fixes.append(Fix(lk.nic.host, (nic_mlx5.trust(lk.nic.netdev, base.nic_trust),)))
+            fixes.append(NicFixes(lk.nic).trust(base.nic_trust, base.roce_dscp, base.nic_roce_prio))
         if port_off and base.switch_trust == "dscp":
             map_name = base.switch_dscp_map or "ROCE"
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).trust_dscp(lk.port.name, map_name)))
@@ -76,7 +76,7 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         target = want if want is not None else nic_q.pfc_enabled
         fixes = []
         if nic_q.pfc_enabled != target:
-            fixes.append(Fix(lk.nic.host, (nic_mlx5.pfc(lk.nic.netdev, target),)))
+            fixes.append(NicFixes(lk.nic).pfc(target))
         if port_q.pfc_enabled != target:
             fixes.append(
                 Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name))
@@ -116,7 +116,7 @@ def check_pfc_lossy_roce(ctx: CheckContext) -> Iterator[Finding]:
             {"roce_priority": prio, "pfc_enabled": sorted(nic_q.pfc_enabled)},
             {"pfc_enabled": sorted(port_q.pfc_enabled)},
             [
-                Fix(lk.nic.host, (nic_mlx5.pfc(lk.nic.netdev, target),)),
+                NicFixes(lk.nic).pfc(target),
                 Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name)),
             ],
             "RoCE runs without PFC on this link: " + DROPS,
@@ -146,7 +146,7 @@ def check_dscp_map(ctx: CheckContext) -> Iterator[Finding]:
             continue
         fixes = []
         if nic_off and base.nic_roce_prio is not None:
-            fixes.append(Fix(lk.nic.host, (nic_mlx5.dscp2prio(lk.nic.netdev, dscp, base.nic_roce_prio),)))
+            fixes.append(NicFixes(lk.nic).dscp2prio(dscp, base.nic_roce_prio))
         fix_tc = base.switch_roce_tc if base.switch_roce_tc is not None else nic_prio
         if (switch_off or not nic_off) and fix_tc is not None and port_q.dscp_map_name:
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).dscp_to_tc(port_q.dscp_map_name, dscp, fix_tc)))
@@ -200,7 +200,7 @@ def check_tc_override(ctx: CheckContext) -> Iterator[Finding]:
             f"(DSCP {dscp}); the fabric's RoCE DSCP is {base.roce_dscp}",
             {"traffic_class": nic_q.traffic_class, "dscp": dscp, "fabric_dscp": base.roce_dscp},
             {"tc_for_dscp": switch_tc, "pfc_enabled": sorted(port_q.pfc_enabled) if port_q else None},
-            [Fix(lk.nic.host, (nic_mlx5.traffic_class(dev, fabric_tclass),))],
+            [NicFixes(lk.nic).traffic_class(fabric_tclass)],
             f"the override beats NCCL_IB_TC and every application's TOS: RoCE from this NIC enters TC {switch_tc}"
             + (" which is lossy, so " + DROPS if not lossless else ""),
         )
@@ -267,7 +267,7 @@ def check_global_pause(ctx: CheckContext) -> Iterator[Finding]:
             f"on a PFC link",
             {"global_pause": {"rx": rx, "tx": tx}, "pfc_enabled": sorted(pfc), "pause_frames": frames},
             {"pfc_enabled": sorted(port_pfc)},
-            [Fix(nic.host, (nic_mlx5.global_pause_off(nic.netdev),))],
+            [NicFixes(nic).global_pause_off()],
             "a global pause stops every class of the link, lossy and CNP traffic included, and spreads congestion "
             "beyond the RoCE class PFC was set up to protect",
         )
@@ -278,28 +278,32 @@ CHECKS = (
         "QOS-TRUST",
         "NIC and switch port classify RoCE differently (DSCP vs PCP)",
         "Each end puts RoCE in a different priority, so PFC pauses the wrong class and RoCE is dropped.",
-        "Trust DSCP on both ends: mlnx_qos --trust dscp on the NIC, a DSCP_TO_TC_MAP bound in PORT_QOS_MAP on SONiC.",
+        "Trust DSCP on both ends: on the NIC mlnx_qos --trust dscp (MLNX_OFED) or a DSCP APP entry (dcb app on "
+        "upstream mlx5, niccli apptlv on Broadcom); a DSCP_TO_TC_MAP bound in PORT_QOS_MAP on SONiC.",
         check_trust,
     ),
     CheckSpec(
         "QOS-PFC-MISMATCH",
         "PFC priorities differ between a NIC and its switch port",
         "A priority that is lossless on one end only loses packets under congestion; RoCE then retransmits.",
-        "Enable PFC on the same priorities on both ends (mlnx_qos --pfc on the NIC, PORT_QOS_MAP.pfc_enable on SONiC).",
+        "Enable PFC on the same priorities on both ends (mlnx_qos --pfc, dcb pfc or niccli pfc on the NIC, "
+        "PORT_QOS_MAP.pfc_enable on SONiC).",
         check_pfc_mismatch,
     ),
     CheckSpec(
         "QOS-PFC-LOSSY-ROCE",
         "The priority RoCE uses has PFC off on both ends of a link",
         "Both ends agree, but on a lossy class: RoCE is dropped under congestion and retransmits go-back-N.",
-        "Enable PFC on the RoCE priority on the NIC (mlnx_qos --pfc) and the switch port (pfc_enable).",
+        "Enable PFC on the RoCE priority on the NIC (mlnx_qos --pfc, dcb pfc or niccli pfc) and the switch port "
+        "(pfc_enable).",
         check_pfc_lossy_roce,
     ),
     CheckSpec(
         "QOS-DSCP-MAP",
         "RoCE DSCP maps to different classes on NIC and switch, or to a lossy class",
         "RoCE lands in a queue without PFC/ECN, or is paused on the wrong priority: drops and stalls.",
-        "Map the RoCE DSCP to the lossless priority on the NIC (mlnx_qos --dscp2prio) and switch (DSCP_TO_TC_MAP).",
+        "Map the RoCE DSCP to the lossless priority on the NIC (mlnx_qos --dscp2prio, dcb app or niccli apptlv) "
+        "and switch (DSCP_TO_TC_MAP).",
         check_dscp_map,
     ),
     CheckSpec(
@@ -307,7 +311,8 @@ CHECKS = (
         "A NIC's traffic_class override sends RoCE with another DSCP than the fabric's",
         "The global override silently rewrites every job's TOS (NCCL_IB_TC included) into a class the switches "
         "may treat as lossy.",
-        "Write the fabric's tclass to /sys/class/infiniband/<dev>/tc/1/traffic_class (or clear it).",
+        "Write the fabric's tclass to /sys/class/infiniband/<dev>/tc/1/traffic_class (or clear it); the override "
+        "exists on MLNX_OFED only.",
         check_tc_override,
     ),
     CheckSpec(

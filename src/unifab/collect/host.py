@@ -448,13 +448,16 @@ class _HostReader:
         rp = ecn.roce_rp if ecn else None
         cnp_dscp = np.params.get("cnp_dscp") if np else None
         cnp_prio = np.params.get("cnp_802p_prio") if np else None
+        cc_found = False
         if ecn is None and bdf is not None:  # upstream kernel: debugfs cc_params instead of the ecn tree
             cc_dir = self.path(f"{MLX5_DEBUGFS}/{bdf}/cc_params")
             files = [p for p in cc_dir.iterdir() if p.is_file()] if cc_dir.is_dir() else []
             cc = self.parse_tree(cc_dir, files, cc_params.parse_tree)
+            cc_found = cc is not None
             if cc is not None:
                 cnp_dscp = cc.np_cnp_dscp
                 cnp_prio = cc.np_cnp_prio if cc.np_cnp_prio_mode != 1 else None
+        source = "mlnx_ofed" if ecn is not None else ("mlx5_upstream" if cc_found else None)
         tclass = self._traffic_class(rdma)
         roce = self._roce_defaults(rdma)
         return NicQos(
@@ -473,6 +476,7 @@ class _HostReader:
             prio2buffer=qos.buffers.prio2buffer if qos.buffers else None,
             roce_tos=roce.tos if roce else None,
             roce_mode=roce.mode if roce else None,
+            source=source,
         )
 
     def _bnxt_qos(self, rdma: str | None, qos_path: Path) -> NicQos | None:
@@ -504,6 +508,7 @@ class _HostReader:
             ets=tuple(EtsClass(t.tc, t.tsa, t.bw) for t in qos.tcs),
             roce_tos=roce.tos if roce else None,
             roce_mode=roce.mode if roce else None,
+            source="bnxt",
         )
 
     # --- GPUs ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ is ``/sys/kernel/config/bnxt_re/<dev>/ports/1/cc/``: values are written and read
 
 from __future__ import annotations
 
+from unifab.errors import UsageError
 from unifab.parse.host import bnxt_qos
 from unifab.render import host_script as hs
 from unifab.render.host_script import NicTarget
@@ -136,3 +137,33 @@ def cc_files(profile: QosProfile) -> dict[str, str]:
         "cnp_dscp": profile.cnp_dscp,
     }
     return {f"ports/1/cc/{k}": ("0" if v == 0 else hexval(v)) + "\n" for k, v in values.items()}
+
+
+# --- single commands for a finding's fix (the same niccli verbs and configfs files the section uses) ------
+
+CC_FILES = frozenset({"ecn_enable", "ecn_marking", "cc_mode", "roce_prio", "roce_dscp", "cnp_prio", "cnp_dscp"})
+
+
+def pfc_enable(netdev: str, priorities: list[int]) -> str:
+    """``niccli pfc -enable`` takes the lossless priorities as a comma list."""
+    if not priorities:
+        raise UsageError("niccli pfc -enable needs at least one priority")
+    return f"niccli -dev {hs.q(hs.netdev(netdev))} pfc -enable {','.join(str(int(p)) for p in sorted(priorities))}"
+
+
+def app_dscp(netdev: str, prio: int, dscp: int) -> str:
+    """An APP TLV mapping ``dscp`` to ``prio`` (selector 5): how bnxt_en classifies RoCE by DSCP."""
+    return f"niccli -dev {hs.q(hs.netdev(netdev))} apptlv -add -app {int(prio)},5,{int(dscp)}"
+
+
+def cc_writes(rdma_dev: str, values: dict[str, int]) -> tuple[str, ...]:
+    """bnxt_re congestion-control configfs writes (hex, as the driver reads them), then ``apply``."""
+    unknown = sorted(set(values) - CC_FILES)
+    if unknown:
+        raise UsageError(f"{', '.join(unknown)}: not bnxt_re cc configfs files")
+    base = f"/sys/kernel/config/bnxt_re/{hs.rdma_dev(rdma_dev)}"
+    cc = f"{base}/ports/1/cc"
+    lines = [f"mkdir -p {hs.q(base)}"]
+    lines += [f"echo {hexval(v)} > {hs.q(f'{cc}/{k}')}" for k, v in values.items()]
+    lines.append(f"echo 0x1 > {hs.q(f'{cc}/apply')}")
+    return tuple(lines)

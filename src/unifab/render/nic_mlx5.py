@@ -1,14 +1,18 @@
-"""Commands that set a ConnectX (mlx5, MLNX_OFED) NIC's RoCE QoS, one netdev at a time."""
+"""Commands that set a ConnectX (mlx5) NIC's RoCE QoS, one netdev at a time: MLNX_OFED and upstream kernel."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from unifab.errors import UsageError
 from unifab.parse.host import mlnx_qos
 from unifab.render import host_script as hs
 from unifab.render.host_script import NicTarget
 from unifab.render.profile import QosProfile
+
+_BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 def pfc(netdev: str, priorities: Iterable[int]) -> str:
@@ -44,6 +48,63 @@ def cable_len(netdev: str, metres: int) -> str:
 
 def global_pause_off(netdev: str) -> str:
     return f"ethtool -A {netdev} autoneg off rx off tx off"
+
+
+def buffer_size(netdev: str, sizes: Iterable[int]) -> str:
+    """Receive buffer sizes in bytes, one per buffer (8), through MLNX_OFED's ``mlnx_qos --buffer_size``."""
+    return f"mlnx_qos -i {netdev} --buffer_size {','.join(str(int(s)) for s in sizes)}"
+
+
+def ecn_param(netdev: str, point: str, name: str, value: int) -> str:
+    """One MLNX_OFED ``ecn/`` parameter, e.g. ``roce_np/cnp_dscp`` (host-nic-roce §2.1)."""
+    return f"echo {int(value)} > /sys/class/net/{netdev}/ecn/{point}/{name}"
+
+
+# --- upstream (in-tree) mlx5: iproute2 dcb and debugfs cc_params (host-nic-roce §2.2, §2.9) ---------------
+
+
+def dcb_app_dscp(netdev: str, dscp: int, prio: int) -> str:
+    """Map one DSCP to a priority; the first DSCP APP entry also switches mlx5 trust to DSCP."""
+    return f"dcb app replace dev {hs.q(netdev)} dscp-prio {int(dscp)}:{int(prio)}"
+
+
+def dcb_app_flush_dscp(netdev: str) -> str:
+    """Delete every DSCP APP entry: with the last one gone mlx5 trusts PCP again."""
+    return f"dcb app flush dev {hs.q(netdev)} dscp-prio"
+
+
+def dcb_pfc(netdev: str, priorities: Iterable[int]) -> str:
+    enabled = set(priorities)
+    pairs = _pairs("on" if p in enabled else "off" for p in range(8))
+    return f"dcb pfc set dev {hs.q(netdev)} prio-pfc {pairs}"
+
+
+def dcb_pfc_delay(netdev: str, metres: int) -> str:
+    """The cable length mlx5 sizes PFC headroom for: the IEEE PFC ``delay`` field (what mlnx_qos --cable_len sets)."""
+    return f"dcb pfc set dev {hs.q(netdev)} delay {int(metres)}"
+
+
+def dcb_buffer_size(netdev: str, sizes: Iterable[int]) -> str:
+    return f"dcb buffer set dev {hs.q(netdev)} buffer-size {_pairs(int(s) for s in sizes)}"
+
+
+def cc_param(bdf: str, name: str, value: int) -> str:
+    """One upstream debugfs ``cc_params`` value (``np_cnp_dscp``, ``rp_ai_rate``, ...)."""
+    if name not in CC_PARAMS.values() and name not in ("np_cnp_dscp", "np_cnp_prio"):
+        raise UsageError(f"{name!r}: not an mlx5 debugfs cc_params file")
+    return f"echo {int(value)} > {hs.q(f'/sys/kernel/debug/mlx5/{pci_bdf(bdf)}/cc_params/{name}')}"
+
+
+def roce_tos(rdma_dev: str, tos: int) -> tuple[str, str]:
+    """The rdma_cm default TOS of a device (configfs; the directory appears on ``mkdir``), any RoCE driver."""
+    base = f"/sys/kernel/config/rdma_cm/{hs.rdma_dev(rdma_dev)}"
+    return f"mkdir -p {hs.q(base)}", f"echo {int(tos)} > {hs.q(f'{base}/ports/1/default_roce_tos')}"
+
+
+def pci_bdf(address: str) -> str:
+    if not _BDF.match(address):
+        raise UsageError(f"PCI address {address!r}: expected dddd:bb:ss.f in hex")
+    return address
 
 
 # --- the host script's ConnectX section (see unifab.render.host_script) ----------------------------------
