@@ -1,7 +1,8 @@
 """Every registered format, fed truncated, shuffled, mutated and random text, raises only ParseError.
 
 The error must name the source it was given, a line inside the input (or none), and what was expected.
-Seeds are real samples; each registered format must have at least one so none escapes fuzzing.
+Seeds are real samples; each registered format must have at least one so none escapes fuzzing. Inputs
+that are not in the sample corpus (hand-written variants, rendered output) live in ``fuzz_seeds/<format>/``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
         "scheduler/slurm_squeue.json",
         "scheduler/slurm_squeue.txt",
         "scheduler/slurm_squeue_custom_format.txt",
+        "scheduler/slurm_scontrol_show_job_oneliner.txt",
         "scheduler/slurm_scontrol_show_job_all_oneliner.txt",
         "scheduler/slurm_scontrol_show_job_detail.txt",
         "scheduler/slurm_scontrol_show_job_pending.txt",
@@ -79,6 +81,8 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "eos-config-raw": ("switch/eos/eos_avd_intended_ethernet_interfaces_pfc_excerpt.cfg",),
     "eos-json": ("switch/eos/eos_show_lldp_neighbors_detail.json", "switch/eos/eos_show_interfaces_vEOS.json"),
     "junos-lldp": (
+        "switch/junos/junos-mx-18.2R1.9_CRP-DIS-SW01_show_lldp_neighbors.json",
+        "switch/junos/junos-qfx-19.4R1.10_dcedge01_show_lldp_neighbors_detail.json",
         "switch/junos/junos-qfx-19.4R1.10_leaf01_show_lldp_neighbors_detail.json",
         "switch/junos/ntc_juniper_junos_show_lldp_neighbors.raw",
     ),
@@ -92,11 +96,19 @@ SEEDS: dict[str, tuple[str, ...]] = {
         "switch/nxos/nxos-9.3.4_leaf01_show_interface_egrep.txt",
     ),
     "cumulus-lldp": (
+        "switch/nvue/cumulus-4.3.0_exit01_net_show_lldp_json.json",
         "switch/nvue/cumulus-4.3.0_leaf01_net_show_lldp_json.json",
         "switch/nvue/suzieq_texttfsm_lldpd.txt",
     ),
-    "cumulus-interfaces": ("switch/nvue/cumulus-4.3.0_exit01_vtysh_show_int_vrf_all__ip_-d_address_show.txt",),
-    "lldpctl": ("host/ubuntu-16.04_edge01_lldpctl.txt", "host/lldpcli_neighbors_details_host.txt"),
+    "cumulus-interfaces": (
+        "switch/nvue/cumulus-4.3.0_exit01_vtysh_show_int_vrf_all__ip_-d_address_show.txt",
+        "switch/nvue/suzieq_texttfsm_cl_interfaces.txt",
+    ),
+    "lldpctl": (
+        "host/ubuntu-16.04_edge01_lldpctl.txt",
+        "host/lldpcli_neighbors_details_host.txt",
+        "switch/nvue/suzieq_texttfsm_lldpd.txt",
+    ),
     "ip-link": ("host/ntc_linux_ip_link_show.raw", "host/ubuntu-16.04_edge01_ip_-d_address_show.txt"),
     "hw-counters": ("host/sysfs_class_infiniband_h100_flat.txt",),
     "rdma-statistic": ("host/rdma_statistic_optional_counters_rocep8s0f0.txt",),
@@ -165,7 +177,7 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "ethtool-a": ("Pause parameters for eth3:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n",),
     "ethtool-S": ("NIC statistics:\n     rx_packets: 91\n     rx_prio3_pause: 7\n     tx_prio3_pause: 2\n",),
     "sysfs-cc-params": ("np_cnp_dscp: 48\nnp_cnp_prio: 6\nrp_gd: 11\n",),
-    "roce-tos": ("ports/1/default_roce_tos: 106\nports/1/default_roce_mode: RoCE v2\n",),
+    "roce-tos": ("ports/1/default_roce_tos: 106\nports/1/default_roce_mode: RoCE v2\n", "106\n", "RoCE v2\n"),
     "bnxt-qos": (
         "IEEE 8021QAZ ETS Configuration TLV:\n         PRIO_MAP: 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
         "         TC Bandwidth: 50% 50%\n         TSA_MAP: 0:ets 1:ets\nIEEE 8021QAZ PFC TLV:\n"
@@ -174,8 +186,57 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Seeds kept in this test tree: reconstructed configurations that other tests compare against goldens.
+LOCAL_SEEDS: dict[str, tuple[str, ...]] = {
+    "nvue-raw": (
+        "switch/golden/nvue_roce_leaf_reconstructed.yaml",
+        "switch/golden/nvue_qos_doc_examples_reconstructed.yaml",
+    ),
+}
+HERE = Path(__file__).parent
+SEED_DIR = HERE / "fuzz_seeds"
+
+# Formats whose every error names a line, and at most one past the last line.
+LINE_ALWAYS = frozenset(
+    {
+        "batch-script",
+        "ethtool-m",
+        "ip-link",
+        "ip-monitor",
+        "lldpcli-xml",
+        "lspci",
+        "nccl-debug",
+        "nccl-topo",
+        "nvidia-smi-q",
+        "nvidia-smi-topo",
+        "nvlink-status",
+        "xid",
+    }
+)
+# Formats whose errors may name no line, but a named line is at most one past the last line.
+LINE_WITHIN = frozenset(
+    {
+        "cumulus-interfaces",
+        "cumulus-lldp",
+        "eos-config-raw",
+        "junos-interfaces",
+        "junos-lldp",
+        "lldpctl",
+        "nxos-interfaces",
+        "nxos-lldp",
+    }
+)
+# Formats whose errors name a file inside the given source (``<source>/<path>``) rather than the source itself.
+SOURCE_PREFIX = frozenset({"sysfs-ecn"})
+# Characters that make up the structure of JSON, YAML and key=value outputs, for splicing into seeds.
+STRUCTURE = "{}[]\":,-'0123456789 \n=x%"
+
+
 def _seeds(samples: Path, fmt: str) -> list[str]:
     texts = [(samples / rel).read_text() for rel in SEEDS.get(fmt, ())]
+    texts += [(HERE / rel).read_text() for rel in LOCAL_SEEDS.get(fmt, ())]
+    if (SEED_DIR / fmt).is_dir():
+        texts += [path.read_bytes().decode() for path in sorted((SEED_DIR / fmt).iterdir())]
     return texts + list(INLINE_SEEDS.get(fmt, ()))
 
 
@@ -184,21 +245,32 @@ def test_every_format_has_a_seed(samples: Path) -> None:
     assert not missing, f"add fuzz seeds for {missing}"
 
 
+def test_seed_dirs_name_registered_formats() -> None:
+    assert sorted(d.name for d in SEED_DIR.iterdir() if d.name not in FORMATS) == []
+
+
 def _check(fmt: str, text: str) -> None:
     source = "fuzz/input.txt"
     try:
         FORMATS[fmt].parser()(text, source)
     except ParseError as exc:
-        assert exc.source.startswith(source) or source in str(exc), exc
+        if fmt in SOURCE_PREFIX:
+            assert exc.source.startswith(source) or source in str(exc), exc
+        else:
+            assert exc.source == source, exc
         assert exc.expected.strip(), "a parse error must say what was expected"
+        if fmt in LINE_ALWAYS:
+            assert exc.line is not None, exc
         if exc.line is not None:
-            assert 1 <= exc.line <= max(text.count("\n"), len(text.splitlines())) + 2, (exc.line, exc)
+            lines = max(text.count("\n"), len(text.splitlines()))
+            last = lines + (1 if fmt in LINE_ALWAYS | LINE_WITHIN else 2)
+            assert 1 <= exc.line <= last, (exc.line, exc)
 
 
 @st.composite
 def mutated(draw: st.DrawFn, seed: str) -> str:
     lines = seed.splitlines(keepends=True)
-    how = draw(st.sampled_from(["truncate", "shuffle", "drop", "flip", "duplicate"]))
+    how = draw(st.sampled_from(["truncate", "shuffle", "drop", "flip", "duplicate", "insert", "splice", "cut"]))
     if how == "truncate":
         return seed[: draw(st.integers(0, len(seed)))]
     if how == "shuffle":
@@ -209,6 +281,16 @@ def mutated(draw: st.DrawFn, seed: str) -> str:
     if how == "flip" and seed:
         i = draw(st.integers(0, len(seed) - 1))
         return seed[:i] + draw(st.characters(codec="utf-8")) + seed[i + 1 :]
+    if how == "insert":  # random text at any point of a truncated seed
+        end = draw(st.integers(0, len(seed)))
+        i = draw(st.integers(0, end))
+        return seed[:i] + draw(st.text(max_size=20)) + seed[i:end]
+    if how == "splice":  # a character replaced by a few structural ones
+        i = draw(st.integers(0, len(seed)))
+        return seed[:i] + draw(st.text(alphabet=STRUCTURE, max_size=4)) + seed[i + 1 :]
+    if how == "cut":  # a span removed
+        i, j = sorted(draw(st.lists(st.integers(0, len(seed)), min_size=2, max_size=2)))
+        return seed[:i] + seed[j:]
     if lines:
         i = draw(st.integers(0, len(lines) - 1))
         return "".join(lines[: i + 1] + lines[i:])
@@ -216,7 +298,7 @@ def mutated(draw: st.DrawFn, seed: str) -> str:
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_mutated_samples_raise_only_parse_errors(samples: Path, fmt: str, data: st.DataObject) -> None:
     seeds = _seeds(samples, fmt)
@@ -225,7 +307,7 @@ def test_mutated_samples_raise_only_parse_errors(samples: Path, fmt: str, data: 
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(text=st.text(max_size=400))
 def test_random_text_raises_only_parse_errors(fmt: str, text: str) -> None:
     _check(fmt, text)

@@ -11,7 +11,6 @@ The configfs files follow bnxt_re ``configfs.c`` (``%#x`` reads, the ``apply`` s
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -260,21 +259,6 @@ def _only_parse_errors(call: Callable[[], BnxtQos], raw: str = "") -> None:
     except ParseError as exc:
         assert exc.source.startswith("fuzz") and exc.expected
         assert exc.line is None or 1 <= exc.line <= max(raw.count("\n") + 2, 2)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(raw: str) -> None:
-    _only_parse_errors(lambda: parse(raw, "fuzz.txt"), raw)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_truncated_and_mutated_inputs_raise_only_parse_errors(data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from([THOR2_DEFAULT, SETUPCC_TWO_TCS, NO_PFC]))
-    cut = data.draw(st.integers(0, len(seed)))
-    for raw in (seed[:cut], seed[:cut] + data.draw(st.text(max_size=20)) + seed[cut:]):
-        _only_parse_errors(partial(parse, raw, "fuzz.txt"), raw)
 
 
 PATHS = st.sampled_from([*CC_TREE, "apply", "cc/roce_dscp", "ports/x/cc/a"]) | st.text(max_size=15)

@@ -8,7 +8,6 @@ defaults of §2.3 (CNP DSCP 48, CNP priority 6, ...).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -133,21 +132,6 @@ def _only_parse_errors(call: Callable[[], object], raw: str = "") -> None:
     except ParseError as exc:
         assert exc.source.startswith("fuzz") and exc.expected
         assert exc.line is None or 1 <= exc.line <= raw.count("\n") + 2
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(raw: str) -> None:
-    _only_parse_errors(lambda: parse(raw, "fuzz.txt"), raw)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_truncated_and_mutated_inputs_raise_only_parse_errors(data: st.DataObject) -> None:
-    seed = render(parse_tree(TREE))
-    cut = data.draw(st.integers(0, len(seed)))
-    for raw in (seed[:cut], seed[:cut] + data.draw(st.text(max_size=20)) + seed[cut:]):
-        _only_parse_errors(partial(parse, raw, "fuzz.txt"), raw)
 
 
 @settings(max_examples=200, deadline=None)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
@@ -304,30 +304,7 @@ def test_mixed_receiver_power_kinds() -> None:
     assert err.line == 3 and "OMA" in err.expected
 
 
-# --- fuzz and round trip --------------------------------------------------------------------------
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    try:
-        parse(text, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is None or 1 <= exc.line <= text.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_truncated_and_mutated_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from([(samples / SR4).read_text(), (samples / DAC).read_text(), cmis_800g()]))
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    text = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(text)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
+# --- round trip -----------------------------------------------------------------------------------
 
 
 INFO_SFF = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -297,21 +296,6 @@ def _only_parse_errors(call: Callable[[], object], source: str, raw: str = "") -
     except ParseError as exc:
         assert exc.source.startswith(source) and exc.expected
         assert exc.line is None or 1 <= exc.line <= raw.count("\n") + 2
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(raw: str) -> None:
-    _only_parse_errors(lambda: parse(raw, "fuzz.txt"), "fuzz.txt", raw)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.data())
-def test_truncated_and_mutated_inputs_raise_only_parse_errors(samples: Path, data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from([(samples / FLAT).read_text(), SHOW_COUNTERS]))
-    cut = data.draw(st.integers(0, len(seed)))
-    for raw in (seed[:cut], seed[:cut] + data.draw(st.text(max_size=20)) + seed[cut:]):
-        _only_parse_errors(partial(parse, raw, "fuzz.txt"), "fuzz.txt", raw)
 
 
 PATHS = st.sampled_from(

@@ -192,21 +192,3 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             assert err.source == "t" and err.expected
             continue
         assert all(isinstance(i, Interface) for i in result)
-
-
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = data.draw(st.sampled_from([read(samples, NTC), read(samples, EDGE01), IPROUTE2_61_DETAILS]))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        ip_link.parse(mutated, "t")
-    except ParseError as err:
-        assert err.line is not None and 1 <= err.line <= mutated.count("\n") + 1

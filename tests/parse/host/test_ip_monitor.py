@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host.ip_monitor import CarrierSnapshot, parse
@@ -103,26 +101,3 @@ def test_bad_mtu_and_flags() -> None:
 def test_dangling_timestamp() -> None:
     assert parse_error(text("6: eth0: <UP> mtu 1 state UP", "Timestamp: now")).line == 2
     assert parse_error(text("Timestamp: now", "Timestamp: later")).line == 2
-
-
-@settings(max_examples=150, deadline=None)
-@given(raw=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / FLAP).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    raw = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(raw)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host import lldpcli
@@ -84,26 +82,3 @@ def test_errors_name_the_line() -> None:
 def test_entity_declarations_are_refused() -> None:
     raw = '<?xml version="1.0"?>\n<!DOCTYPE lldp [<!ENTITY x "boom">]>\n<lldp>&x;</lldp>\n'
     assert parse_error(raw).line == 2
-
-
-@settings(max_examples=150, deadline=None)
-@given(raw=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.xml")
-    except ParseError as exc:
-        assert exc.source == "fuzz.xml" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / XML).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    raw = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(raw)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1

@@ -368,21 +368,3 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             assert err.source == "t" and err.expected
             continue
         assert all(isinstance(nb, LldpNeighbor) for nb in result)
-
-
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, data.draw(st.sampled_from([UBUNTU, HOST_TXT, CUMULUS_TXT])))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        lldpctl_text.parse(mutated, "t")
-    except ParseError as err:
-        assert err.line is None or 1 <= err.line <= mutated.count("\n") + 1

@@ -334,16 +334,6 @@ def test_device_twice_and_detail_twice(samples: Path) -> None:
 # --- fuzz -----------------------------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    try:
-        parse(text, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:

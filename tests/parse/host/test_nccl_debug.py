@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host.nccl_debug import NcclIbDevice, NcclInterface, parse
@@ -85,26 +83,3 @@ def test_malformed_device_lists() -> None:
     assert parse_error("h:1:1 [0] NCCL INFO NET/Socket : Using eth0\n").line == 1
     assert parse_error("h:1:1 [0] NCCL INFO NET/IB : Using\n").line == 1
     assert "OOB" in parse_error("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0\n").expected
-
-
-@settings(max_examples=150, deadline=None)
-@given(raw=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.log")
-    except ParseError as exc:
-        assert exc.source == "fuzz.log" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / SAMPLE).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    raw = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(raw)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1

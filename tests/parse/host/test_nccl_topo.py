@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
@@ -185,30 +185,7 @@ def test_empty(raw: str) -> None:
     assert err.line == 1 and "empty" in err.expected
 
 
-# --- fuzz and round trip --------------------------------------------------------------------------
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    try:
-        parse(text, "fuzz.xml")
-    except ParseError as exc:
-        assert exc.source == "fuzz.xml" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from([(samples / A100).read_text(), (samples / AZURE).read_text(), NEWER]))
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    text = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(text)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
+# --- round trip -----------------------------------------------------------------------------------
 
 
 @st.composite

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host.nvidia_smi_q import EccCounts, RemappedRows, parse, read_xml
@@ -243,29 +241,3 @@ def test_bad_values_name_their_element(samples: Path) -> None:
     no_id = raw.replace('<gpu id="00000000:01:00.0">', "<gpu>").replace("<pci_bus_id>00000000:01:00.0</pci_bus_id>", "")
     err = parse_error(no_id)
     assert err.line == line_of(raw, "<gpu id=") and "PCI address" in err.expected
-
-
-# --- fuzz -----------------------------------------------------------------------------------------
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    try:
-        parse(text, "fuzz.xml")
-    except ParseError as exc:
-        assert exc.source == "fuzz.xml" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / A100).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    text = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(text)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1

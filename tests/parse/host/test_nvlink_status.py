@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
@@ -85,26 +85,3 @@ def test_round_trip(gpus: list[tuple[str, tuple[NvlinkLink, ...]]]) -> None:
     r = NvlinkStatus(tuple(NvlinkGpu(i, name, f"GPU-{i}", links) for i, (name, links) in enumerate(gpus)))
     if r.gpus:
         assert parse(render(r)) == r
-
-
-@settings(max_examples=150, deadline=None)
-@given(raw=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / A100).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    raw = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(raw)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= raw.count("\n") + 1

@@ -6,8 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host.rdma_statistic import RdmaStatistic, RdmaStatLink, parse
@@ -146,30 +144,3 @@ def test_errors_name_the_line(raw: str, line: int, message: str) -> None:
     err = parse_error(raw)
     assert (err.source, err.line) == ("stat.txt", line)
     assert message in err.expected
-
-
-# --- fuzz -----------------------------------------------------------------------------------------
-
-
-def _only_parse_errors(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is None or 1 <= exc.line <= raw.count("\n") + 2
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(raw: str) -> None:
-    _only_parse_errors(raw)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_truncated_and_mutated_inputs_raise_only_parse_errors(samples: Path, data: st.DataObject) -> None:
-    sample = (samples / SAMPLE).read_text()
-    seed = data.draw(st.sampled_from([sample, unwrapped(sample)]))
-    cut = data.draw(st.integers(0, len(seed)))
-    _only_parse_errors(seed[:cut])
-    _only_parse_errors(seed[:cut] + data.draw(st.text(max_size=20)) + seed[cut:])

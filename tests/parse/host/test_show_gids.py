@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
@@ -159,7 +159,7 @@ def test_extra_columns() -> None:
     assert err.line == 2 and "'extra'" in err.expected
 
 
-# --- round trip and fuzz --------------------------------------------------------------------------
+# --- round trip -----------------------------------------------------------------------------------
 
 HEX4 = st.text("0123456789abcdef", min_size=4, max_size=4)
 NAME = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True).filter(lambda s: s not in ("v1", "v2"))
@@ -192,26 +192,3 @@ def test_round_trip(rows: tuple[Gid, ...]) -> None:
     out = render(rows)
     assert parse(out) == rows
     assert parse(out.expandtabs(8)) == rows
-
-
-def _only_parse_errors(raw: str) -> None:
-    try:
-        parse(raw, "fuzz.txt")
-    except ParseError as exc:
-        assert exc.source == "fuzz.txt" and exc.expected
-        assert exc.line is None or 1 <= exc.line <= raw.count("\n") + 2
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(raw: str) -> None:
-    _only_parse_errors(raw)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_truncated_and_mutated_inputs_raise_only_parse_errors(samples: Path, data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from([(samples / HUSKY).read_text(), NO_IPV4]))
-    cut = data.draw(st.integers(0, len(seed)))
-    _only_parse_errors(seed[:cut])
-    _only_parse_errors(seed[:cut] + data.draw(st.text(max_size=20)) + seed[cut:])

@@ -6,8 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host.xid import XidEvent, normalize_pci, parse
@@ -131,29 +129,3 @@ def test_malformed_xid_line() -> None:
 def test_unknown_prefix() -> None:
     err = parse_error(f"x\ny\nnode7 | {BODY}\n")
     assert err.line == 3 and "timestamp" in err.expected
-
-
-# --- fuzz -----------------------------------------------------------------------------------------
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=400))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    try:
-        parse(text, "fuzz.log")
-    except ParseError as exc:
-        assert exc.source == "fuzz.log" and exc.expected
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_truncated_and_mutated_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    seed = (samples / DMESG).read_text()
-    cut = seed[: data.draw(st.integers(0, len(seed)))]
-    at = data.draw(st.integers(0, len(cut)))
-    text = cut[:at] + data.draw(st.text(max_size=3)) + cut[at:]
-    try:
-        parse(text)
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1

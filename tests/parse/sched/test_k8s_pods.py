@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.sched.k8s_pods import parse
@@ -326,23 +324,3 @@ def test_truncated_list_raises_only_parse_errors() -> None:
                 parse(text[:cut], "cut")
             except ParseError as exc:
                 assert exc.source == "cut" and exc.expected
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(text: str) -> None:
-    try:
-        parse(text, "fuzz")
-    except ParseError as exc:
-        assert exc.source == "fuzz" and exc.expected
-
-
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_list_raises_only_parse_errors(data: st.DataObject) -> None:
-    i = data.draw(st.integers(0, len(PODS_JSON) - 1))
-    text = PODS_JSON[:i] + data.draw(st.characters()) + PODS_JSON[i + 1 :]
-    try:
-        parse(text, "fuzz")
-    except ParseError as exc:
-        assert exc.expected

@@ -254,14 +254,6 @@ def test_env_dump_raises_only_parse_errors(text: str) -> None:
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
 
 
-@given(st.text(max_size=200))
-def test_script_raises_only_parse_errors(text: str) -> None:
-    try:
-        parse_script(text, "fuzz")
-    except ParseError as exc:
-        assert exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
-
-
 @given(st.dictionaries(st.sampled_from(["NCCL_IB_TC", "NCCL_IB_HCA", "NCCL_IB_SL", "NCCL_SOCKET_IFNAME"]), st.text()))
 def test_settings_never_raise(env: dict[str, str]) -> None:
     nccl_settings(env)

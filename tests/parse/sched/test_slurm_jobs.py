@@ -7,8 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.sched.slurm_jobs import Job, parse
@@ -339,24 +337,3 @@ def test_truncated_samples_raise_only_parse_errors(samples: Path, sample: str) -
             assert exc.source == "cut" and exc.expected
             if exc.line is not None:
                 assert 1 <= exc.line <= text[:cut].count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(text: str) -> None:
-    try:
-        parse(text, "fuzz")
-    except ParseError as exc:
-        assert exc.source == "fuzz" and exc.expected
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(sorted(SAMPLES)), st.data())
-def test_mutated_samples_raise_only_parse_errors(samples: Path, sample: str, data: st.DataObject) -> None:
-    text = (samples / S / sample).read_text()
-    i = data.draw(st.integers(0, max(len(text) - 1, 0)))
-    mutated = text[:i] + data.draw(st.characters()) + text[i + 1 :]
-    try:
-        parse(mutated, "fuzz")
-    except ParseError as exc:
-        assert exc.expected

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.sched.slurm_nodes import Node, normalize_state, parse
@@ -243,12 +241,3 @@ def test_truncated_samples_raise_only_parse_errors(samples: Path, sample: str) -
             assert exc.source == "cut" and exc.expected
             if exc.line is not None:
                 assert 1 <= exc.line <= text[:cut].count("\n") + 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_errors(text: str) -> None:
-    try:
-        parse(text, "fuzz")
-    except ParseError as exc:
-        assert exc.source == "fuzz" and exc.expected

@@ -151,24 +151,6 @@ def test_recursive_alias_and_billion_laughs_are_parse_errors() -> None:
         avd_qos.parse("!!python/object/apply:os.system ['true']\n", "t")
 
 
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, MODEL)
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        avd_qos.parse(mutated, "t")
-    except ParseError as err:
-        assert err.source == "t" and err.expected
-
-
 _YAML = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 100) | st.floats(allow_nan=False) | st.text(max_size=12),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(

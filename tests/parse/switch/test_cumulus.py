@@ -182,8 +182,6 @@ def test_errors(raw: str, line: int | None, expected: str) -> None:
 
 # --- fuzz -----------------------------------------------------------------------------------------
 
-_SEEDS = (EXIT01_LLDP, EXIT01_IF, CL_INTERFACES, LLDPD_TXT)
-
 
 @_SETTINGS
 @given(st.text(max_size=300))
@@ -193,21 +191,3 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             cumulus.parse(prefix + text, "t")
         except ParseError as err:
             assert err.source == "t" and err.expected
-
-
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, data.draw(st.sampled_from(_SEEDS)))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        cumulus.parse(mutated, "t")
-    except ParseError as err:
-        assert err.line is None or 1 <= err.line <= mutated.count("\n") + 1

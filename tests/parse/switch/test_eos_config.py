@@ -629,12 +629,6 @@ def _only_parse_errors(text: str) -> None:
         assert err.line is None or 1 <= err.line <= text.count("\n") + 1
 
 
-@settings(_SETTINGS, max_examples=300)
-@given(st.text(max_size=300))
-def test_random_text_raises_only_parse_error(text: str) -> None:
-    _only_parse_errors(text)
-
-
 _WORDS = [
     "interface", "Ethernet1", "Ethernet1-3", "qos", "profile", "P", "map", "dscp", "cos", "traffic-class",
     "tx-queue", "uc-tx-queue", "to", "1", "3", "63", "99", "priority-flow-control", "priority", "no-drop",

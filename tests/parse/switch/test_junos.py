@@ -270,8 +270,6 @@ def test_text_errors_name_the_line(raw: str, line: int, expected: str) -> None:
 
 # --- fuzz -----------------------------------------------------------------------------------------
 
-_SEEDS = (VMX_LLDP, DCEDGE_LLDP, LEAF_LLDP, NTC_IF, NTC_LLDP)
-
 
 @_SETTINGS
 @given(st.text(max_size=300))
@@ -285,24 +283,6 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             junos.parse(prefix + text, "t")
         except ParseError as err:
             assert err.source == "t" and err.expected
-
-
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, data.draw(st.sampled_from(_SEEDS)))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        junos.parse(mutated, "t")
-    except ParseError as err:
-        assert err.line is None or 1 <= err.line <= mutated.count("\n") + 1
 
 
 _JUNOS_KEYS = ["name", "data", "lldp-local-interface", "lldp-local-port-id", "lldp-org-specific-tlv", "mtu", "speed"]

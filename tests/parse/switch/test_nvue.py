@@ -838,13 +838,6 @@ def test_render_empty_config() -> None:
 # --- fuzzing ------------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), st.sampled_from([ROCE_LEAF, DOC_EXAMPLES]))
-def test_config_mutations_raise_only_parse_error(data: st.DataObject, path: Path) -> None:
-    with contextlib.suppress(ParseError):
-        parse(data.draw(mutations(path.read_text())))
-
-
 @settings(max_examples=300)
 @given(json_values())
 def test_random_yaml_raises_only_parse_error(value: Any) -> None:

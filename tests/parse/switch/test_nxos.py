@@ -283,24 +283,6 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             assert err.source == "t" and err.expected
 
 
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, data.draw(st.sampled_from([LLDP_JSON, BRIEF_JSON, EGREP, DETAIL])))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        nxos.parse(mutated, "t")
-    except ParseError as err:
-        assert err.line is None or 1 <= err.line <= mutated.count("\n") + 1
-
-
 _KEYS = ["TABLE_nbor", "ROW_nbor", "l_port_id", "chassis_id", "chassis_type", "port_type", "port_id", "mgmt_addr"]
 _KEYS += ["interface", "state", "speed", "mtu", "svi_admin_state", "state_rsn_desc"]
 _JSON = st.recursive(

@@ -116,24 +116,6 @@ def test_expand_indices() -> None:
             expand_indices(bad)
 
 
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = read(samples, APPL)
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        sonic_appl_buffers.parse(mutated, "t")
-    except ParseError as err:
-        assert err.source == "t" and err.expected
-
-
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),

@@ -162,21 +162,3 @@ def test_random_text_raises_only_parse_error(text: str, prefix: str) -> None:
         sonic_cli.parse(prefix + text, "t")
     except ParseError as err:
         assert err.source == "t" and err.expected
-
-
-@_SETTINGS
-@given(st.data())
-def test_truncated_and_shuffled_sample_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    raw = data.draw(st.sampled_from([read(samples), INDENTED]))
-    lines = raw.splitlines(keepends=True)
-    mutated = data.draw(
-        st.one_of(
-            st.integers(0, len(raw)).map(lambda n: raw[:n]),
-            st.permutations(lines).map("".join),
-            st.integers(0, len(lines) - 1).map(lambda i: "".join(lines[:i] + lines[i + 1 :])),
-        )
-    )
-    try:
-        sonic_cli.parse(mutated, "t")
-    except ParseError as err:
-        assert err.source == "t" and err.expected

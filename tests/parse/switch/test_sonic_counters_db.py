@@ -8,7 +8,6 @@ parser resolves.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import re
@@ -81,23 +80,6 @@ def json_values() -> st.SearchStrategy[Any]:
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
         max_leaves=8,
     )
-
-
-@st.composite
-def mutations(draw: st.DrawFn, text: str) -> str:
-    """Truncated, line-shuffled, spliced or cut versions of ``text``, or random noise."""
-    op = draw(st.sampled_from(["truncate", "shuffle", "splice", "cut", "noise"]))
-    if op == "truncate":
-        return text[: draw(st.integers(0, len(text)))]
-    if op == "shuffle":
-        return "\n".join(draw(st.permutations(text.split("\n"))))
-    if op == "splice":
-        i = draw(st.integers(0, len(text)))
-        return text[:i] + draw(st.text(alphabet='{}[]":,-0123456789 \nx', max_size=4)) + text[i + 1 :]
-    if op == "cut":
-        i, j = sorted(draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=2)))
-        return text[:i] + text[j:]
-    return draw(st.text(max_size=200))
 
 
 # --- the mock ---------------------------------------------------------------------------------------
@@ -426,14 +408,6 @@ def test_top_level_must_be_an_object() -> None:
 
 
 # --- fuzzing ------------------------------------------------------------------------------------------
-
-
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_mock_raises_only_parse_error(mock_text: str, data: st.DataObject) -> None:
-    text = data.draw(mutations(mock_text))
-    with contextlib.suppress(ParseError):
-        parse(text)
 
 
 KEYS = st.sampled_from(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
@@ -54,23 +53,6 @@ def json_values() -> st.SearchStrategy[Any]:
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
         max_leaves=8,
     )
-
-
-@st.composite
-def mutations(draw: st.DrawFn, source: str) -> str:
-    """Truncated, line-shuffled, spliced or cut versions of ``source``, or random noise."""
-    op = draw(st.sampled_from(["truncate", "shuffle", "splice", "cut", "noise"]))
-    if op == "truncate":
-        return source[: draw(st.integers(0, len(source)))]
-    if op == "shuffle":
-        return "\n".join(draw(st.permutations(source.split("\n"))))
-    if op == "splice":
-        i = draw(st.integers(0, len(source)))
-        return source[:i] + draw(st.text(alphabet='{}[]":,-0123456789 \nx', max_size=4)) + source[i + 1 :]
-    if op == "cut":
-        i, j = sorted(draw(st.lists(st.integers(0, len(source)), min_size=2, max_size=2)))
-        return source[:i] + source[j:]
-    return draw(st.text(max_size=200))
 
 
 # --- LLDP sample ------------------------------------------------------------------------------------
@@ -210,13 +192,6 @@ def test_lldp_render_round_trip_property(nbs: tuple[SonicLldpNeighbor, ...]) -> 
     assert parse(render(nbs)) == nbs
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_lldp_mutations_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    with contextlib.suppress(ParseError):
-        parse(data.draw(mutations(text(samples, LLDP))))
-
-
 LLDP_FIELDS = st.sampled_from(
     [
         "lldp_rem_port_id_subtype",
@@ -321,13 +296,6 @@ def test_state_db_errors(doc: dict[str, Any], key: str, expected: str) -> None:
         sonic_state_db.parse(orjson.dumps(doc), "state_db.json")
     assert info.value.key == key
     assert expected in info.value.expected
-
-
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_state_db_mutations_raise_only_parse_error(samples: Path, data: st.DataObject) -> None:
-    with contextlib.suppress(ParseError):
-        sonic_state_db.parse(data.draw(mutations(text(samples, STATE))))
 
 
 def test_module_exports() -> None:
