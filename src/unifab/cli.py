@@ -405,6 +405,11 @@ def demo(
     _write_report(report, bundle, fabric, findings)
     console.print(f"\n[bold]Bundle:[/] {bundle}\n[bold]HTML report:[/] {report}")
     console.print(f"Next: unifab check {bundle} --format json")
+    console.print(f"      unifab topo show {bundle} --rail-map {root / 'rails.svg'}")
+    console.print(
+        f"      unifab render {bundle / 'fabric.yaml'} --bundle {bundle} --out {root / 'rendered'}"
+        f" --write-bundle {root / 'fixed'}   (then: unifab check {root / 'fixed'})"
+    )
 
 
 def main() -> None:

@@ -39,10 +39,10 @@ from unifab.parse.switch import eos_config as ec
 from unifab.render.profile import PortSpec, QosProfile
 from unifab.render.switch_qos import check_name, derive, natural_key, sorted_ports
 
-__all__ = ["PORT_NAME", "PROFILE_NAME", "apply_to_running_config", "render_eos"]
+__all__ = ["PORT_NAME", "PROFILE_NAME", "apply_to_running_config", "records", "render_eos"]
 
 OS = "eos"
-PORT_NAME = re.compile(r"Ethernet\d{1,4}(/\d{1,3}){0,2}")
+PORT_NAME = re.compile(r"Ethernet\d{1,6}(/\d{1,3}){0,2}")  # a spine of a 100,000-GPU fabric: Ethernet100088
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 MTU_RANGE = (68, 9214)  # [I] EOS interface MTU tops out at 9214 (reference switch-qos §2.4)
 PORT_ACTIONS = {"drop": "drop", "alert": "notify-only"}  # profile action -> EOS port-level action
@@ -55,10 +55,11 @@ def render_eos(ports: Sequence[PortSpec], profile: QosProfile) -> str:
     Raises :class:`~unifab.errors.RenderError` for a port that is not ``Ethernet<n>[/<n>[/<n>]]``, a
     profile name EOS would not take as a ``qos profile`` name, or a profile a switch cannot run.
     """
-    return ec.render(_config(ports, profile))
+    return ec.render(records(ports, profile))
 
 
-def _config(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:
+def records(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:
+    """What :func:`render_eos` prints, as configuration records (``hostname`` unset, ``interface_qos`` unresolved)."""
     name = check_name(OS, "profile name", profile.name, PROFILE_NAME, "letters, digits, '_' or '-', up to 64")
     sq = derive(profile, OS, MTU_RANGE)
     specs = sorted_ports(OS, ports, PORT_NAME, "Ethernet<n>[/<n>[/<n>]]")

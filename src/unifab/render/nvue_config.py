@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -38,10 +38,10 @@ from unifab.parse.switch import nvue
 from unifab.render.profile import PortSpec, QosProfile
 from unifab.render.switch_qos import SwitchQos, check_name, derive, natural_key, sorted_ports
 
-__all__ = ["PORT_NAME", "PROFILE_NAME", "pfcwd_timers", "render_nv_set", "render_nvue_yaml"]
+__all__ = ["PORT_NAME", "PROFILE_NAME", "Adjust", "merged_yaml", "pfcwd_timers", "render_nv_set", "render_nvue_yaml"]
 
 OS = "nvue"
-PORT_NAME = re.compile(r"swp\d{1,3}(s\d{1,2})?")
+PORT_NAME = re.compile(r"swp\d{1,6}(s\d{1,2})?")  # a spine of a 100,000-GPU fabric: swp12512
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}")
 MTU_RANGE = (552, 9216)
 ROCE_MODE = "lossless"
@@ -51,6 +51,8 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _PROFILE_KINDS = ("mapping", "pfc", "congestion-control", "egress-scheduler")
 _GLOBAL_KINDS = ("roce", "egress-queue-mapping", "pfc-watchdog")
+# Changes to the rendered records before they are printed (a twin's deviations from its intent)
+Adjust = Callable[[nvue.NvueConfig], nvue.NvueConfig]
 
 
 def pfcwd_timers(detection_ms: int) -> tuple[int, int]:
@@ -119,16 +121,21 @@ def _records(ports: Sequence[PortSpec], profile: QosProfile) -> tuple[nvue.NvueC
     return cfg, sq
 
 
-def _set_body(ports: Sequence[PortSpec], profile: QosProfile) -> dict[str, Any]:
-    """The ``set`` tree the profile writes (link speed left out, RoCE as ``roce mode``)."""
+def _set_body(ports: Sequence[PortSpec], profile: QosProfile, adjust: Adjust | None = None) -> dict[str, Any]:
+    """The ``set`` tree the profile writes (link speed left out, RoCE as ``roce mode``); ``adjust``
+    changes the records first."""
     cfg, sq = _records(ports, profile)
+    if adjust is not None:
+        cfg = adjust(cfg)
+    dscp_maps = {i.mapping_profile: i.dscp_to_tc for i in cfg.interfaces.values()}
     doc = yaml.load(nvue.render(cfg), Loader=_Loader)  # _Loader is a safe loader
     body: dict[str, Any] = next((item["set"] for item in doc if "set" in item), {}) or {}
     qos = body.setdefault("qos", {})
     qos["roce"] = {"mode": ROCE_MODE}
     # every DSCP is written: the map must not depend on NVUE's default (dscp >> 3, reference §3)
-    for mapping in qos.get("mapping", {}).values():
-        mapping["dscp"] = {str(d): {"switch-priority": p} for d, p in sq.dscp_to_priority.items()}
+    for mapping_name, mapping in qos.get("mapping", {}).items():
+        dscp = dscp_maps.get(mapping_name, sq.dscp_to_priority)
+        mapping["dscp"] = {str(d): {"switch-priority": p} for d, p in sorted(dscp.items())}
     # the egress-queue map is written in full: it must not depend on the mode's defaults
     qos["egress-queue-mapping"] = {
         nvue.DEFAULT_PROFILE: {"switch-priority": {str(p): {"traffic-class": q} for p, q in sq.queue_of.items()}}
@@ -179,14 +186,81 @@ def render_nvue_yaml(ports: Sequence[PortSpec], profile: QosProfile, current_yam
     """What ``nv config show -o yaml`` prints after :func:`render_nv_set` is applied to ``current_yaml``
     (an empty configuration when ``None``). A ``current_yaml`` that is not an NVUE configuration raises
     :class:`~unifab.errors.ParseError`."""
-    rendered = _set_body(ports, profile)
     header: dict[str, Any] = dict(nvue.RENDER_HEADER)
     body: dict[str, Any] = {}
     if current_yaml is not None:
         header, body = _load(current_yaml)
-    merged = _merge(body, rendered)
-    doc = [{"header": header}, {"set": merged}]
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=True, default_flow_style=False)
+    return merged_yaml(ports, profile, header, body)
+
+
+def merged_yaml(
+    ports: Sequence[PortSpec],
+    profile: QosProfile,
+    header: Mapping[str, Any],
+    body: dict[str, Any],
+    adjust: Adjust | None = None,
+) -> str:
+    """:func:`render_nvue_yaml` over a configuration given as its ``header`` and ``set`` body (not
+    modified), with the rendered records changed by ``adjust`` before they are merged."""
+    merged = _merge(body, _set_body(ports, profile, adjust))
+    doc = [{"header": dict(header)}, {"set": merged}]
+    try:
+        return "".join(_block(item, 0) for item in doc)
+    except _NotPlain:  # lists, nulls or other keys than strings: PyYAML's dumper handles any document
+        return yaml.dump(doc, Dumper=_Dumper, sort_keys=True, default_flow_style=False)
+
+
+class _NotPlain(Exception):
+    """A value the block emitter does not write."""
+
+
+# A string PyYAML's safe loader reads back as that string when written unquoted
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.,/()+-]*(?: [A-Za-z0-9_.,/()+-]+)*")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+
+
+def _text(value: str) -> str:
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return _text(value)
+    raise _NotPlain
+
+
+def _block(item: Mapping[str, Any], indent: int) -> str:
+    """One ``- key:`` list item of ``nv config show -o yaml`` in block style, keys sorted, as
+    ``yaml.dump(..., sort_keys=True, default_flow_style=False)`` writes it but without PyYAML's
+    representer (the slow part on a switch with hundreds of ports)."""
+    lines: list[str] = []
+    for n, key in enumerate(sorted(item)):
+        prefix = "- " if n == 0 else "  "
+        _mapping_entry(key, item[key], indent, prefix, lines)
+    return "".join(line + "\n" for line in lines)
+
+
+def _mapping_entry(key: Any, value: Any, indent: int, prefix: str, lines: list[str]) -> None:
+    if not isinstance(key, str):
+        raise _NotPlain
+    head = " " * indent + prefix + _text(key) + ":"
+    if isinstance(value, Mapping):
+        if not value:
+            lines.append(head + " {}")
+            return
+        lines.append(head)
+        if any(not isinstance(k, str) for k in value):
+            raise _NotPlain
+        for k in sorted(value):
+            _mapping_entry(k, value[k], indent + len(prefix) + 2, "", lines)
+        return
+    lines.append(head + " " + _scalar(value))
 
 
 def _load(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -211,16 +285,28 @@ def _load(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return header, body
 
 
+def _clone(value: Any) -> Any:
+    """A deep copy of a YAML document's nodes (dicts, lists, scalars), several times faster than
+    :func:`copy.deepcopy`; anything else is deep-copied."""
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return copy.deepcopy(value)
+
+
 def _deep_merge(into: dict[str, Any], more: Mapping[str, Any]) -> None:
     for key, value in more.items():
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):
             _deep_merge(into[key], value)
         else:
-            into[key] = copy.deepcopy(value)
+            into[key] = _clone(value)
 
 
 def _merge(current: dict[str, Any], rendered: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(current)
+    out: dict[str, Any] = _clone(current)
     qos = out.get("qos")
     if not isinstance(qos, dict):
         qos = out["qos"] = {}
@@ -230,10 +316,10 @@ def _merge(current: dict[str, Any], rendered: Mapping[str, Any]) -> dict[str, An
             profiles = qos.get(kind)
             if not isinstance(profiles, dict):
                 profiles = qos[kind] = {}
-            profiles[name] = copy.deepcopy(value)
+            profiles[name] = _clone(value)
     for kind in _GLOBAL_KINDS:
         if kind in new_qos:
-            qos[kind] = copy.deepcopy(new_qos[kind])
+            qos[kind] = _clone(new_qos[kind])
     new_ifaces: Mapping[str, Any] = rendered.get("interface") or {}
     wanted: dict[str, Mapping[str, Any]] = {}
     for key, body in new_ifaces.items():
@@ -256,7 +342,7 @@ def _merge(current: dict[str, Any], rendered: Mapping[str, Any]) -> dict[str, An
                 if isinstance(body, dict):
                     _deep_merge(existing.setdefault(name, {}), body)
             else:
-                ifaces.setdefault(name, copy.deepcopy(body))
+                ifaces.setdefault(name, _clone(body))
     for name, body in wanted.items():
         merged = existing.get(name, {})
         merged.pop("qos", None)  # the interface's QoS is the rendered one

@@ -67,6 +67,7 @@ __all__ = [
     "STANDARD_POOLS",
     "apply_to_config_db",
     "json_patch",
+    "pg_ranges",
     "render_config_db",
     "validate_config_db",
 ]
@@ -75,7 +76,7 @@ Db = dict[str, dict[str, dict[str, str]]]
 
 OS = "sonic"
 CURRENT = "<current CONFIG_DB>"
-PORT_NAME = re.compile(r"Ethernet\d{1,4}")
+PORT_NAME = re.compile(r"Ethernet\d{1,6}")  # a spine of a 100,000-GPU fabric: Ethernet100088
 CABLE_LENGTH_KEY = "AZURE"
 LOSSLESS_POOL = "ingress_lossless_pool"
 SONIC_DEFAULT_MTU = 9100
@@ -160,7 +161,7 @@ def render_config_db(
             "xoff": str(hr.xoff),
             "xon": str(hr.xon),
         }
-        for pgs in _ranges(sq.lossless):
+        for pgs in pg_ranges(sq.lossless):
             tables["BUFFER_PG"][f"{port}|{pgs}"] = {"profile": pg_profile}
         if sq.pfcwd is not None:
             tables["PFC_WD"][port] = {
@@ -181,7 +182,7 @@ def render_config_db(
     return {t: db[t] for t in sorted(db)}
 
 
-def _ranges(indices: Sequence[int]) -> list[str]:
+def pg_ranges(indices: Sequence[int]) -> list[str]:
     """``[2, 3, 4, 6]`` -> ``["2-4", "6"]``: consecutive PGs share one key, as buffermgrd writes them."""
     out: list[list[int]] = []
     for i in sorted(indices):

@@ -16,6 +16,7 @@ Names are checked here against each OS's pattern before any renderer quotes them
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -180,6 +181,7 @@ def derive(profile: QosProfile, device_os: str, mtu_range: tuple[int, int]) -> S
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def headroom(
     speed_mbps: int, cable_m: int, port_mtu: int, hwsku: str | None = None, platform: str | None = None
 ) -> HeadroomCalc:

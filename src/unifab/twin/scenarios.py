@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from unifab.twin.cluster import ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
+from unifab.twin.cluster import QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
 from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
@@ -65,7 +65,7 @@ def ecn_thresh(cluster: Cluster, pick: Picker) -> list[Truth]:
     for leaf in pick.leaves("ecn-thresh"):
         leaf.ecn_min_bytes, leaf.ecn_max_bytes = leaf.ecn_max_bytes, leaf.ecn_min_bytes
         detail = "WRED min and max thresholds swapped"
-        out.append(_switch_truth("QOS-ECN-THRESH", pick, leaf, "WRED_PROFILE|ROCE_LOSSLESS", detail))
+        out.append(_switch_truth("QOS-ECN-THRESH", pick, leaf, f"WRED_PROFILE|{QOS_MAP}_Q{ROCE_PRIO}", detail))
     return out
 
 

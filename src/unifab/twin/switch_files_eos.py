@@ -32,7 +32,7 @@ would change nothing the model sees).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +40,18 @@ import orjson
 
 from unifab.parse.switch import eos_config as ec
 from unifab.parse.switch.sonic_state_db import natural_key
+from unifab.render.eos_config import apply_to_running_config
+from unifab.render.eos_config import records as eos_records
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
 from unifab.twin.files import write_text
+from unifab.twin.intent_file import port_spec, switch_profile
 
 __all__ = [
     "EOS_MODEL",
     "EOS_VERSION",
     "ROCE_PROFILE",
     "LldpPeer",
-    "eos_config",
     "lldp_peer",
     "running_config",
     "show_interfaces",
@@ -63,9 +65,7 @@ EOS_MODEL = "DCS-7060X6-64PE"
 EOS_VERSION = "4.32.2F"
 EOS_INTERNAL_VERSION = "4.32.2F-38195967.4322F"
 ROCE_PROFILE = "ROCE"
-ROUND_ROBIN_QUEUES = {0: 10, 1: 10, 2: 10, 3: 50, 4: 10, 5: 10}  # tx-queue -> bandwidth percent
-PFCWD_MS = 200
-ECN_PROBABILITY = 100
+_CLEAN_DSCP = TwinSwitch("", "leaf", 0).dscp_to_tc
 LANES = {800_000: 8, 400_000: 8, 200_000: 4, 100_000: 4}
 BOOT_TIME = 1767225600.0  # 2026-01-01T00:00:00Z: fixed, so bundles are reproducible
 UPTIME_S = 3_600_000.0
@@ -83,27 +83,6 @@ def speed_text(mbps: int) -> str:
         return f"{mbps}m" if mbps < 1000 else f"{mbps // 1000}g"
     lanes = LANES.get(mbps)
     return f"{mbps // 1000}g" + (f"-{lanes}" if lanes else "")
-
-
-def _profile(switch: TwinSwitch) -> ec.EosQosSettings:
-    queues = {q: ec.EosQueueConfig(index=q, strict=False, bandwidth_percent=bw) for q, bw in ROUND_ROBIN_QUEUES.items()}
-    queues[c.ROCE_PRIO] = ec.EosQueueConfig(
-        index=c.ROCE_PRIO,
-        strict=False,
-        bandwidth_percent=ROUND_ROBIN_QUEUES[c.ROCE_PRIO],
-        ecn=True,
-        min_threshold=ec.EosThreshold(switch.ecn_min_bytes, "bytes", switch.ecn_min_bytes),
-        max_threshold=ec.EosThreshold(switch.ecn_max_bytes, "bytes", switch.ecn_max_bytes),
-        max_mark_probability=ECN_PROBABILITY,
-    )
-    queues[c.CNP_PRIO] = ec.EosQueueConfig(index=c.CNP_PRIO, strict=True)
-    return ec.EosQosSettings(
-        trust="dscp",
-        pfc_on=True,
-        pfc_priorities={c.ROCE_PRIO: True},
-        pfcwd_enabled=True,
-        tx_queues=dict(sorted(queues.items())),
-    )
 
 
 def _overrides(port: TwinPort) -> ec.EosQosSettings:
@@ -131,37 +110,51 @@ def _ports(switch: TwinSwitch) -> list[TwinPort]:
     return sorted(switch.ports.values(), key=lambda p: natural_key(p.name))
 
 
-def eos_config(switch: TwinSwitch) -> ec.EosConfig:
-    """The switch as parsed EOS configuration records (``interface_qos`` resolved)."""
-    interfaces = {
-        port.name: ec.EosInterface(
-            name=port.name,
-            description=f"{port.peer_node}:{port.peer_port}",
-            mtu=port.mtu,
-            speed=speed_text(port.speed_mbps),
-            speed_mbps=port.speed_mbps,
-            switchport=False,
-            service_profile=ROCE_PROFILE,
-            qos=_overrides(port),
+def _section(switch: TwinSwitch) -> str:
+    """What ``unifab render`` enters for the switch, with the switch's scenario changes: its DSCP map
+    entries, the profile's ECN thresholds and, per port, ``mtu`` and the QoS lines of :func:`_overrides`."""
+    profile = switch_profile(switch)
+    ports = _ports(switch)
+    cfg = eos_records([port_spec(p) for p in ports], profile)
+    dscp = dict(cfg.qos_maps.dscp_to_tc)
+    dscp.update((d, tc) for d, tc in switch.dscp_to_tc.items() if _CLEAN_DSCP.get(d) != tc)
+    qos_profile = cfg.qos_profiles[profile.name]
+    queues = dict(qos_profile.qos.tx_queues)
+    if (switch.ecn_min_bytes, switch.ecn_max_bytes) != (c.ECN_MIN_BYTES, c.ECN_MAX_BYTES):
+        queues[profile.roce_queue] = replace(
+            queues[profile.roce_queue],
+            min_threshold=ec.EosThreshold(switch.ecn_min_bytes, "bytes", switch.ecn_min_bytes),
+            max_threshold=ec.EosThreshold(switch.ecn_max_bytes, "bytes", switch.ecn_max_bytes),
         )
-        for port in _ports(switch)
+    interfaces = {
+        p.name: replace(cfg.interfaces[p.name], mtu=p.mtu, qos=_overrides(p)) for p in ports if p.name in cfg.interfaces
     }
-    cfg = ec.EosConfig(
-        hostname=switch.name,
+    cfg = replace(
+        cfg,
         interfaces=interfaces,
-        qos_profiles={ROCE_PROFILE: ec.EosQosProfile(ROCE_PROFILE, _profile(switch))},
-        qos_maps=ec.EosQosMaps(
-            dscp_to_tc=dict(sorted(switch.dscp_to_tc.items())),
-            tc_to_queue={tc: tc for tc in range(8)},
-        ),
-        pfc_watchdog=ec.EosPfcWatchdogGlobal(action="drop", timeout_ms=PFCWD_MS, recovery_time_ms=PFCWD_MS),
+        qos_profiles={profile.name: replace(qos_profile, qos=replace(qos_profile.qos, tx_queues=queues))},
+        qos_maps=replace(cfg.qos_maps, dscp_to_tc=dict(sorted(dscp.items()))),
     )
-    return ec.resolve(cfg)
+    return ec.render(cfg)
 
 
 def running_config(switch: TwinSwitch) -> str:
-    """``show running-config`` of the switch."""
-    return ec.render(eos_config(switch))
+    """``show running-config`` of the switch: its platform lines (hostname, description, speed, routed
+    ports) with :func:`_section` entered, as :func:`unifab.render.eos_config.apply_to_running_config` does."""
+    base = ec.EosConfig(
+        hostname=switch.name,
+        interfaces={
+            p.name: ec.EosInterface(
+                name=p.name,
+                description=f"{p.peer_node}:{p.peer_port}",
+                speed=speed_text(p.speed_mbps),
+                speed_mbps=p.speed_mbps,
+                switchport=False,
+            )
+            for p in _ports(switch)
+        },
+    )
+    return apply_to_running_config(ec.render(base), _section(switch))
 
 
 def _dotted_mac(mac: str) -> str:

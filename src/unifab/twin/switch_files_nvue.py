@@ -1,28 +1,19 @@
 """A twin switch as NVIDIA Cumulus Linux (NVUE): ``nvue/config.yaml`` (``nv config show -o yaml``) and
 ``nvue/lldpcli.json`` (``lldpcli -f json0 show neighbors details``; Cumulus runs lldpd).
 
-The configuration is built as :mod:`unifab.parse.switch.nvue` records (one :class:`NvueInterfaceQos`
-per port) and printed by its ``render``, which writes every profile the ports name; ports with equal
-settings share a range key. RoCE mode (``qos roce``) is **not** used: its lossless mode gives every
-port PFC, so a port without PFC (pfc-lossy) could not be written; the RoCE settings are spelled out
-as profiles instead, on NVUE's plain defaults.
+The configuration is what ``unifab render`` makes of the switch's platform lines (hostname, each
+port's ``link speed``): :func:`unifab.render.nvue_config.merged_yaml` with the profile the twin's
+intent resolves to (RoCE ``mode lossless``, profiles named after the intent's profile, ``ROCE``),
+whose records are first changed where scenarios broke the switch:
 
-What the configuration encodes, per :class:`~unifab.twin.cluster.TwinSwitch` / ``TwinPort`` field:
-
-* ``qos mapping default-global``: ``trust l3`` and the switch's DSCP → switch-priority map
-  (``dscp_to_tc``, incl. the dscp-lossy change); a port that does not trust DSCP names the
-  ``pcp-trust`` profile (``trust l2``, same maps);
-* ``egress-queue-mapping``: the identity (NVUE's default, so not written);
-* ``qos pfc roce-sp<prios>-<m>m``: the port's PFC switch priorities (rx and tx) and its cable length
-  (``configured_cable_m`` when set, else the real cable rounded down, as the SONiC twin's
-  CABLE_LENGTH); a port without PFC keeps ``default-global`` (no PFC without RoCE mode);
-* ``qos congestion-control roce-ecn``: ECN on traffic class 3 with the switch's thresholds in bytes
-  (swapped by ecn-thresh) and probability 100; ``roce-no-ecn`` (ECN disabled on TC 3) for ECN-off ports;
-* ``qos egress-scheduler roce-ets``: TC 0 and TC 3 DWRR 50 %, TC 6 (CNP) strict — NVUE's RoCE ETS;
-  ``roce-ets-cnp-dwrr`` (TC 6 DWRR) for ports whose CNP queue is not strict;
-* ``interface <port> qos pfc-watchdog`` when the watchdog is on; globally ``polling-interval 100`` and
-  ``robustness 2`` (a 200 ms detection, SONiC's PFC_WD detection_time);
-* ``link mtu`` and ``link speed`` (``400G``).
+* ``TwinSwitch.dscp_to_tc`` entries that differ from a clean switch's (dscp-lossy) → every port's
+  DSCP → switch-priority map; ``ecn_min_bytes``/``ecn_max_bytes`` (ecn-thresh) → the ECN thresholds;
+* per port: ``mtu`` → ``link mtu``; not trusting DSCP → the ``<NAME>-pcp-trust`` mapping (``trust
+  l2``, same maps); other PFC priorities → ``<NAME>-sp<prios>-<m>m``, none → ``<NAME>-no-pfc-<m>m``
+  (no switch priorities, rx and tx off: RoCE mode's default would give the port PFC); ECN off on the
+  RoCE queue → ``<NAME>-no-ecn``; CNP queue not strict → ``<NAME>-cnp-dwrr`` (DWRR 1 %, taken from
+  queue 0); no watchdog → no ``pfc-watchdog``; ``configured_cable_m`` → the port is rendered for that
+  cable length.
 
 Not expressible, so not written: PFC headroom / buffer profiles (NVUE computes them from the cable
 length: ``headroom_short`` is lost) and FEC (NVUE has ``link fec``, but the configuration parser does
@@ -31,101 +22,95 @@ not read it, so writing it would change nothing the model sees).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from unifab.parse.host import lldpcli
 from unifab.parse.switch import nvue
 from unifab.parse.switch.sonic_state_db import natural_key
-from unifab.twin import cluster as c
+from unifab.render.nvue_config import merged_yaml
+from unifab.render.profile import QosProfile
 from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
 from unifab.twin.files import write_text
+from unifab.twin.intent_file import port_spec, switch_profile
 from unifab.twin.switch_files_eos import lldp_peer
 
 __all__ = [
     "NVUE_VERSION",
     "config_yaml",
     "lldpcli_json",
-    "nvue_config",
     "write_nvue",
 ]
 
 NVUE_VERSION = "Cumulus Linux 5.16.0"
-DEFAULT = "default-global"
-PCP_TRUST = "pcp-trust"
-ECN_ON, ECN_OFF = "roce-ecn", "roce-no-ecn"
-ETS, ETS_CNP_DWRR = "roce-ets", "roce-ets-cnp-dwrr"
-PFCWD_POLLING_MS = 100
-PFCWD_ROBUSTNESS = 2
-ECN_PROBABILITY = 100
-SCHEDULERS = {
-    ETS: {
-        0: nvue.NvueScheduler("dwrr", 50),
-        c.ROCE_PRIO: nvue.NvueScheduler("dwrr", 50),
-        c.CNP_PRIO: nvue.NvueScheduler("strict", None),
-    },
-    ETS_CNP_DWRR: {
-        0: nvue.NvueScheduler("dwrr", 45),
-        c.ROCE_PRIO: nvue.NvueScheduler("dwrr", 45),
-        c.CNP_PRIO: nvue.NvueScheduler("dwrr", 10),
-    },
-}
+_CLEAN_PORT = TwinPort("", "", "")
+_CLEAN_SWITCH = TwinSwitch("", "leaf", 0)
 
 
-def _cable_m(port: TwinPort) -> int:
-    return port.configured_cable_m if port.configured_cable_m is not None else int(port.cable_m)
-
-
-def _interface(switch: TwinSwitch, port: TwinPort) -> nvue.NvueInterfaceQos:
-    ecn = nvue.NvueEcn(
-        enabled=port.roce_queue_ecn,
-        min_bytes=switch.ecn_min_bytes,
-        max_bytes=switch.ecn_max_bytes,
-        probability=ECN_PROBABILITY,
-        red_enabled=False,
-    )
-    cable = _cable_m(port) if port.pfc else None
-    pfc_profile = f"roce-sp{'-'.join(str(p) for p in sorted(port.pfc))}-{cable}m" if port.pfc else DEFAULT
-    scheduler = ETS if port.cnp_queue_strict else ETS_CNP_DWRR
-    return nvue.NvueInterfaceQos(
-        interface=port.name,
-        mtu=port.mtu,
-        speed_mbps=port.speed_mbps,
-        trust="l3" if port.trusts_dscp else "l2",
-        dscp_to_tc=dict(sorted(switch.dscp_to_tc.items())),
-        pcp_to_tc={p: p for p in range(8)},
-        port_default_sp=0,
-        tc_to_queue={sp: sp for sp in range(8)},
-        pfc_enabled=frozenset(port.pfc),
-        pfc_rx=bool(port.pfc),
-        pfc_tx=bool(port.pfc),
-        pfc_cable_length_m=cable,
-        ecn={c.ROCE_PRIO: ecn},
-        schedulers=dict(SCHEDULERS[scheduler]),
-        pfcwd=port.pfcwd,
-        mapping_profile=DEFAULT if port.trusts_dscp else PCP_TRUST,
-        pfc_profile=pfc_profile,
-        congestion_control_profile=ECN_ON if port.roce_queue_ecn else ECN_OFF,
-        egress_scheduler_profile=scheduler,
-    )
-
-
-def nvue_config(switch: TwinSwitch) -> nvue.NvueConfig:
-    """The switch as resolved NVUE configuration records."""
-    ports = sorted(switch.ports.values(), key=lambda p: natural_key(p.name))
-    return nvue.NvueConfig(
-        version=NVUE_VERSION,
-        hostname=switch.name,
-        roce_enabled=False,
-        roce_mode=None,
-        pfcwd_polling_interval_ms=PFCWD_POLLING_MS,
-        pfcwd_robustness=PFCWD_ROBUSTNESS,
-        interfaces={p.name: _interface(switch, p) for p in ports},
-    )
+def _ports(switch: TwinSwitch) -> list[TwinPort]:
+    return sorted(switch.ports.values(), key=lambda p: natural_key(p.name))
 
 
 def config_yaml(switch: TwinSwitch) -> str:
     """``nv config show -o yaml`` of the switch."""
-    return nvue.render(nvue_config(switch))
+    profile = switch_profile(switch)
+    ports = _ports(switch)
+    header: dict[str, Any] = {**nvue.RENDER_HEADER, "version": NVUE_VERSION}
+    body: dict[str, Any] = {
+        "interface": {p.name: {"link": {"speed": f"{p.speed_mbps // 1000}G"}, "type": "swp"} for p in ports},
+        "system": {"hostname": switch.name},
+    }
+    specs = [port_spec(p) for p in ports]
+    return merged_yaml(specs, profile, header, body, adjust=partial(_deviations, switch, profile))
+
+
+def _deviations(switch: TwinSwitch, profile: QosProfile, cfg: nvue.NvueConfig) -> nvue.NvueConfig:
+    """The rendered records with the switch's scenario changes (see the module docstring)."""
+    dscp = {d: tc for d, tc in switch.dscp_to_tc.items() if _CLEAN_SWITCH.dscp_to_tc.get(d) != tc}
+    thresholds = (switch.ecn_min_bytes, switch.ecn_max_bytes)
+    new_thresholds = thresholds != (_CLEAN_SWITCH.ecn_min_bytes, _CLEAN_SWITCH.ecn_max_bytes)
+    interfaces = dict(cfg.interfaces)
+    for port in _ports(switch):
+        iface = interfaces.get(port.name)
+        if iface is None:
+            continue
+        changes: dict[str, Any] = {}
+        if dscp:
+            changes["dscp_to_tc"] = {**iface.dscp_to_tc, **dscp}
+        ecn = dict(iface.ecn)
+        roce = ecn.get(profile.roce_queue)
+        if roce is not None and new_thresholds:
+            ecn[profile.roce_queue] = roce = replace(roce, min_bytes=thresholds[0], max_bytes=thresholds[1])
+        if roce is not None and not port.roce_queue_ecn:
+            ecn[profile.roce_queue] = replace(roce, enabled=False)
+            changes["congestion_control_profile"] = f"{profile.name}-no-ecn"
+        changes["ecn"] = ecn
+        if port.mtu != _CLEAN_PORT.mtu:
+            changes["mtu"] = port.mtu
+        if not port.trusts_dscp:
+            changes |= {"trust": "l2", "mapping_profile": f"{profile.name}-pcp-trust"}
+        if port.pfc != _CLEAN_PORT.pfc:
+            cable = iface.pfc_cable_length_m
+            prios = "-".join(str(p) for p in sorted(port.pfc))
+            changes |= {
+                "pfc_enabled": frozenset(port.pfc),
+                "pfc_rx": bool(port.pfc),
+                "pfc_tx": bool(port.pfc),
+                "pfc_profile": f"{profile.name}-sp{prios}-{cable}m" if port.pfc else f"{profile.name}-no-pfc-{cable}m",
+            }
+        if not port.cnp_queue_strict:
+            schedulers = dict(iface.schedulers)
+            donor = min(q for q, sch in schedulers.items() if sch.mode == "dwrr")
+            old = schedulers[donor]
+            schedulers[donor] = replace(old, bw_percent=(old.bw_percent or 2) - 1)
+            schedulers[profile.cnp_queue] = nvue.NvueScheduler("dwrr", 1)
+            changes |= {"schedulers": schedulers, "egress_scheduler_profile": f"{profile.name}-cnp-dwrr"}
+        if not port.pfcwd:
+            changes["pfcwd"] = False
+        interfaces[port.name] = replace(iface, **changes)
+    return replace(cfg, interfaces=interfaces)
 
 
 def lldpcli_json(cluster: Cluster, switch: TwinSwitch) -> str:

@@ -13,16 +13,13 @@ real cabling, which topology scenarios record in :attr:`Cluster.actual`.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
-import yaml
-
 from unifab.parse.plan import cabling
-from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinSwitch
 from unifab.twin.files import write_text
-from unifab.twin.host_files import ETS_BW, RP_DEFAULTS, write_host
+from unifab.twin.host_files import write_host
+from unifab.twin.intent_file import intent_yaml
 from unifab.twin.scheduler_files import write_scheduler
 from unifab.twin.switch_files import appl_db_lldp, config_db
 from unifab.twin.switch_files_eos import show_lldp_neighbors_detail, write_eos
@@ -77,29 +74,3 @@ def planned_cables(cluster: Cluster) -> tuple[cabling.PlannedCable, ...]:
                 else cabling.PlannedCable(leaf.name, port.name, port.peer_node, port.peer_port, port.cable_m)
             )
     return tuple(sorted(cables, key=lambda cb: (cb.a_node, cb.a_port)))
-
-
-@cache
-def intent_yaml() -> str:
-    """The intent the twin builds its devices from (``fabric.yaml``): NVIDIA's Spectrum-X preset with the
-    twin's own values, so that the clean twin is exactly what its intent asks for."""
-    ets = [
-        {"tc": tc, "tsa": "strict"} if tc == c.CNP_PRIO else {"tc": tc, "tsa": "ets", "bw_percent": bw}
-        for tc, bw in enumerate(ETS_BW)
-    ]
-    qos = {
-        "roce": {"dscp": c.ROCE_DSCP, "priority": c.ROCE_PRIO},
-        "cnp": {"dscp": c.CNP_DSCP, "priority": c.CNP_PRIO},
-        "lossless_priorities": [c.ROCE_PRIO],
-        "priority_to_tc": {p: p for p in range(8)},
-        "ets": ets,
-        "ecn": [{"queue": c.ROCE_PRIO, "min_bytes": c.ECN_MIN_BYTES, "max_bytes": c.ECN_MAX_BYTES, "probability": 100}],
-        "dcqcn": {**RP_DEFAULTS, "min_time_between_cnps": 4},
-        "mtu": {"host": c.HOST_MTU, "switch": c.SWITCH_MTU},
-        "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "action": "drop"},
-        "headroom": {"cable_m": {"host": int(c.HOST_CABLE_M), "fabric": int(c.SPINE_CABLE_M)}},
-        "nccl": {"traffic_class": c.ROCE_TCLASS},
-    }
-    doc = {"version": 1, "preset": "nvidia-spectrum-x", "qos": qos}
-    header = "# The QoS intent this fabric was generated from (see docs/intent.md).\n"
-    return header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)
