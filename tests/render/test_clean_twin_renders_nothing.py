@@ -82,11 +82,12 @@ def _broken_switches(truth: dict[str, Any]) -> set[str]:
         ("sonic", "mlx5", "ofed"),
         ("eos", "mlx5", "upstream"),
         ("nvue", "mlx5", "ofed"),
+        ("sonic", "bnxt", "ofed"),
         ("mixed", "mixed", "mixed"),
         ("sonic", "mixed", "mixed"),
     ],
 )
-def test_clean_twin_renders_no_change_on_any_switch_or_mlx5_host(
+def test_clean_twin_renders_no_change_on_any_device(
     tmp_path: Path, switch_os: str, nic_vendor: str, nic_driver: str
 ) -> None:
     bundle = tmp_path / "b"
@@ -97,11 +98,38 @@ def test_clean_twin_renders_no_change_on_any_switch_or_mlx5_host(
     assert len(switches) == 16
     if switch_os == "mixed":
         assert {d.os for d in fp.devices if d.kind == "switch"} == {"sonic", "eos", "nvue"}
-    # Broadcom hosts are left out: their bnxt getqos output and its renderer are not the twin's switches
-    mlx5_hosts = {h.name for h in fabric.hosts.values() if all(n.driver != "bnxt_en" for n in h.nics.values())}
-    assert mlx5_hosts
+    host_os = {d.name: d.os for d in fp.devices if d.kind == "host"}
+    assert len(host_os) == len(fabric.hosts)
+    broadcom = {h for h, os in host_os.items() if os == "bnxt"}
+    if nic_vendor != "mlx5":  # Broadcom hosts are rendered and compared too: their getqos and bnxt_re cc
+        assert broadcom
+        assert all(any(p.startswith(f"hosts/{h}/cmd/bnxt-qos/") for p in _after(fp.devices, h)) for h in broadcom)
+    if nic_vendor == "bnxt":
+        assert broadcom == set(host_os)
+    assert _changed(fp.devices) == {}
+
+
+def _after(devices: list[DevicePlan], name: str) -> dict[str, str]:
+    return next(d.after for d in devices if d.name == name)
+
+
+def test_a_broken_broadcom_nic_is_the_only_host_that_changes(tmp_path: Path) -> None:
+    """The comparison can fail: one Thor port with RoCE's priority on TC0 and PFC off changes that host only."""
+    bundle = tmp_path / "b"
+    generate(bundle, gpus=64, seed=3, nic_vendor="bnxt")
+    qos_file = sorted((bundle / "hosts").glob("*/cmd/bnxt-qos/*.txt"))[0]
+    text = qos_file.read_text()
+    broken = text.replace("3:3", "3:0", 1).replace("PFC enabled: 3", "PFC enabled: none", 1)
+    assert broken != text
+    qos_file.write_text(broken)
+    fp = plan(load_intent(bundle / "fabric.yaml"), load_bundle(bundle), bundle)
+    host = qos_file.parents[2].name
     changed = _changed(fp.devices)
-    assert {n: lines for n, lines in changed.items() if n in switches | mlx5_hosts} == {}
+    assert set(changed) == {host}
+    device = next(d for d in fp.devices if d.name == host)
+    assert "-         PFC enabled: none" in device.diff  # in the capture's layout, as the twin wrote it
+    assert "+         PFC enabled: 3" in device.diff
+    assert "+         PRIO_MAP: 0:0 1:1 2:2 3:3" in device.diff
 
 
 def test_clean_twin_through_the_cli_reports_zero_changed_lines(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from unifab.collect.host import load_host
 from unifab.errors import UsageError
 from unifab.intent import Device, parse_intent, resolve
 from unifab.parse.host import bnxt_qos
-from unifab.render import host_script
+from unifab.render import host_script, nic_bnxt
 from unifab.render.host_qos import render_host_script
 from unifab.render.host_script import NicTarget
 from unifab.render.profile import QosProfile
@@ -338,6 +338,9 @@ def test_bnxt_script_configures_once_then_reads_only(tmp_path: Path) -> None:
         in calls
     )
     assert "niccli -dev ens1f0np0 pfc -enable 3" in calls
+    assert [c for c in calls if " apptlv " in c] == [
+        f"niccli -dev ens1f0np0 apptlv -add -app {app}" for app in ("7,5,48", "3,5,26", "3,3,4791")
+    ]
     assert "ethtool -A ens1f0np0 autoneg off rx off tx off" in calls
     cc = root / "sys" / "kernel" / "config" / "bnxt_re" / "bnxt_re0" / "ports" / "1" / "cc"
     assert (cc / "roce_dscp").read_text() == "0x1a\n"  # hex: `echo 26` would set 38
@@ -348,10 +351,35 @@ def test_bnxt_script_configures_once_then_reads_only(tmp_path: Path) -> None:
     assert second.rstrip().endswith("unifab-qos: 0 setting(s) changed")
     assert not (cc / "apply").exists(), "nothing changed, so nothing is applied again"
     qos = bnxt_qos.parse((root / "cmd" / "bnxt-qos" / "ens1f0np0.txt").read_text())
-    assert qos.dscp2prio == {26: 3} and qos.pfc_enabled == (3,)
+    assert qos.dscp2prio == {26: 3, 48: 7} and qos.pfc_enabled == (3,)
     assert qos.prio_tc[3] == 1 and qos.prio_tc[7] == 2
     tree = bnxt_qos.parse_tree({p.relative_to(cc.parent.parent.parent).as_posix(): p.read_text() for p in cc.iterdir()})
     assert tree.cc[0].params == {"ecn_enable": 1, "roce_prio": 3, "roce_dscp": 26, "cnp_prio": 7, "cnp_dscp": 48}
+
+
+def test_bnxt_rendered_getqos_is_the_thor2_capture_for_the_broadcom_preset() -> None:
+    """The Broadcom preset is the configuration of the Thor2 capture: the rendered read-back is that text."""
+    from tests.parse.host.test_bnxt_qos import THOR2_DEFAULT
+
+    profile = resolve(parse_intent("preset: broadcom-thor"), Device("h1", "host"))
+    assert nic_bnxt.getqos(profile) == THOR2_DEFAULT
+
+
+def test_bnxt_getqos_after_the_section_is_the_intents_tcs_and_keeps_rate_limits() -> None:
+    """A Thor runs the intent's priority -> TC map and ETS (niccli takes up to eight TCs), as mlx5 does."""
+    profile = _profile()
+    assert len({profile.priority_to_tc[p] for p in range(8)}) > 3
+    current = bnxt_qos.BnxtQos(None, {}, (), {}, (bnxt_qos.BnxtTc(0, "ets", 100, 40),), (), ())
+    qos = bnxt_qos.parse(nic_bnxt.getqos(profile, current))
+    assert qos.prio_tc == dict(profile.priority_to_tc)
+    ets = {e.tc: e for e in profile.ets}
+    n = max([*profile.priority_to_tc.values(), *ets]) + 1
+    expected = dict.fromkeys(range(n), ("ets", 0))  # a TC the intent gives no weight: ETS, 0%
+    expected |= {tc: (e.tsa, e.bw_percent if e.tsa == "ets" else 0) for tc, e in ets.items()}
+    assert [(t.tc, t.tsa, t.bw) for t in qos.tcs] == [(tc, *expected[tc]) for tc in range(n)]
+    assert [t.ratelimit_pct for t in qos.tcs] == [40] + [100] * (len(qos.tcs) - 1)  # not the section's: kept
+    assert qos.dscp2prio == {profile.roce_dscp: profile.roce_priority, profile.cnp_dscp: profile.cnp_priority}
+    assert qos.pfc_enabled == tuple(sorted(profile.lossless_priorities))
 
 
 @pytest.mark.parametrize(

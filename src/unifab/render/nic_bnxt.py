@@ -73,16 +73,44 @@ def tcs_used(profile: QosProfile) -> int:
     return max([*profile.priority_to_tc.values(), *(e.tc for e in profile.ets)]) + 1
 
 
+def applied(profile: QosProfile, current: bnxt_qos.BnxtQos | None = None) -> bnxt_qos.BnxtQos:
+    """The port's QoS once the section ran: the intent's priority -> TC map and ETS over the TCs it uses,
+    PFC, and the APP TLVs the section adds (CNP DSCP, RoCE DSCP, RoCE v2 UDP port: the order of the Thor2
+    capture in :mod:`unifab.parse.host.bnxt_qos`). Rate limits are not the section's, so they stay as
+    ``current`` has them (100%, none configured, without a current record)."""
+    ets = {e.tc: e for e in profile.ets}
+    rates = {t.tc: t.ratelimit_pct for t in current.tcs} if current is not None else {}
+    tcs = []
+    for tc in range(tcs_used(profile)):
+        tsa = ets[tc].tsa if tc in ets else "ets"
+        bw = ets[tc].bw_percent if tc in ets and tsa == "ets" else 0
+        tcs.append(bnxt_qos.BnxtTc(tc, tsa, bw, rates.get(tc, 100)))
+    roce, cnp = profile.roce_priority, profile.cnp_priority
+    apps = (
+        bnxt_qos.AppEntry(cnp, 5, "DSCP", profile.cnp_dscp),
+        bnxt_qos.AppEntry(roce, 5, "DSCP", profile.roce_dscp),
+        bnxt_qos.AppEntry(roce, 3, "UDP or DCCP", ROCE_UDP_PORT),
+    )
+    return bnxt_qos.BnxtQos(
+        trust="dscp",
+        dscp2prio=dict(sorted((a.value, a.priority) for a in apps if a.selector == 5)),
+        pfc_enabled=tuple(sorted(profile.lossless_priorities)),
+        prio_tc={p: profile.priority_to_tc[p] for p in range(8)},
+        tcs=tuple(tcs),
+        apps=apps,
+        cc=(),
+    )
+
+
 def section(nic: NicTarget, profile: QosProfile) -> str:
     ifc = hs.netdev(nic.netdev)
     dev = hs.rdma_dev(nic.rdma_dev) if nic.rdma_dev else None
-    ets = {e.tc: e for e in profile.ets}
-    n = tcs_used(profile)
-    tsa = " ".join(f"{tc}:{ets[tc].tsa if tc in ets else 'ets'}" for tc in range(n))
-    up2tc = " ".join(f"{p}:{profile.priority_to_tc[p]}" for p in range(8))
-    tcbw = " ".join(f"{ets[tc].bw_percent if tc in ets and ets[tc].tsa == 'ets' else 0}%" for tc in range(n))
-    pfc = ",".join(str(p) for p in sorted(profile.lossless_priorities))
-    apps = (f"{profile.roce_priority},5,{profile.roce_dscp}", f"{profile.roce_priority},3,{ROCE_UDP_PORT}")
+    qos = applied(profile)
+    tsa = " ".join(f"{t.tc}:{t.tsa}" for t in qos.tcs)
+    up2tc = " ".join(f"{p}:{tc}" for p, tc in qos.prio_tc.items())
+    tcbw = " ".join(f"{t.bw or 0}%" for t in qos.tcs)
+    pfc = ",".join(str(p) for p in qos.pfc_enabled)
+    apps = tuple(f"{a.priority},{a.selector},{a.value}" for a in qos.apps)
     lines = [f"\n# --- {ifc}" + (f" ({dev})" if dev else "") + " ---"]
     lines.append(f"set_file {hs.q(f'/sys/class/net/{ifc}/mtu')} {hs.q(profile.host_mtu)}")
     lines.append(f"bnxt_qos {hs.q(ifc)} " + " ".join(hs.q(a) for a in (tsa, up2tc, tcbw, pfc, *apps)))
@@ -100,29 +128,9 @@ def section(nic: NicTarget, profile: QosProfile) -> str:
     return "\n".join(lines) + "\n"
 
 
-def getqos(profile: QosProfile) -> str:
-    """What ``niccli -dev <if> getqos`` prints once the section ran (the grammar bnxt_qos.parse reads)."""
-    ets = {e.tc: e for e in profile.ets}
-    n = tcs_used(profile)
-    out = [
-        "IEEE 8021QAZ ETS Configuration TLV:",
-        "\t PRIO_MAP: " + " ".join(f"{p}:{profile.priority_to_tc[p]}" for p in range(8)),
-        "\t TC Bandwidth: "
-        + " ".join(f"{ets[tc].bw_percent if tc in ets and ets[tc].tsa == 'ets' else 0}%" for tc in range(n)),
-        "\t TSA_MAP: " + " ".join(f"{tc}:{ets[tc].tsa if tc in ets else 'ets'}" for tc in range(n)),
-        "IEEE 8021QAZ PFC TLV:",
-        "\t PFC enabled: " + " ".join(str(p) for p in sorted(profile.lossless_priorities)),
-        "IEEE 8021QAZ APP TLV:",
-        "\t APP#0:",
-        f"\t  Priority: {profile.roce_priority}",
-        "\t  Sel: 5",
-        f"\t  DSCP: {profile.roce_dscp}",
-        "\t APP#1:",
-        f"\t  Priority: {profile.roce_priority}",
-        "\t  Sel: 3",
-        f"\t  UDP or DCCP: {ROCE_UDP_PORT}",
-    ]
-    text = "\n".join(out) + "\n"
+def getqos(profile: QosProfile, current: bnxt_qos.BnxtQos | None = None) -> str:
+    """What ``niccli -dev <if> getqos`` prints once the section ran on a port that printed ``current``."""
+    text = bnxt_qos.render(applied(profile, current))
     bnxt_qos.parse(text, "<rendered getqos>")  # the renderer writes only what the parser reads
     return text
 

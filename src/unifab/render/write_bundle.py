@@ -22,7 +22,7 @@ from pathlib import Path
 from unifab.errors import ParseError, UnifabError
 from unifab.intent import Device, Intent, nccl_settings, resolve
 from unifab.model import Fabric, Host, Nic, Switch
-from unifab.parse.host import ethtool_pause, mlnx_qos, roce_tos, traffic_class
+from unifab.parse.host import bnxt_qos, ethtool_pause, mlnx_qos, roce_tos, traffic_class
 from unifab.parse.sched import nccl_env
 from unifab.render import eos_config, nic_bnxt, nic_mlx5, nvue_config, sonic_config
 from unifab.render import nccl_env as nccl
@@ -151,7 +151,9 @@ def _host(
         pause = ethtool_pause.PauseParams(t.netdev, autoneg=False, rx=False, tx=False)
         out.after[f"{base}/cmd/ethtool-a/{t.netdev}.txt"] = ethtool_pause.render(pause)
         if t.driver == "bnxt":
-            out.after[f"{base}/cmd/bnxt-qos/{t.netdev}.txt"] = nic_bnxt.getqos(profile)
+            qos_path = root / base / "cmd" / "bnxt-qos" / f"{t.netdev}.txt"
+            current_qos = bnxt_qos.parse(qos_path.read_text(), str(qos_path)) if qos_path.is_file() else None
+            out.after[f"{base}/cmd/bnxt-qos/{t.netdev}.txt"] = nic_bnxt.getqos(profile, current_qos)
             if t.rdma_dev:
                 for rel, text in nic_bnxt.cc_files(profile).items():
                     out.after[f"{base}/sys/kernel/config/bnxt_re/{t.rdma_dev}/{rel}"] = text

@@ -5,10 +5,11 @@
 - mlx5 on the in-tree driver (``upstream``): DCQCN in debugfs ``sys/kernel/debug/mlx5/<bdf>/cc_params/``
   (reference host-nic-roce §2.2) instead of the OFED-only ``ecn/`` tree, whose per-priority enables have no
   upstream counterpart; no ``traffic_class`` override, no module version.
-- Broadcom Thor2 (``bnxt``): ``cmd/bnxt-qos/<netdev>.txt`` (``niccli -dev <n> getqos`` after
-  ``bnxt_setupcc.sh``: RoCE priority -> TC 1, CNP priority -> TC 2 strict, DSCP and RoCE v2 UDP-port APP
-  entries), the bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one ``ecn_enable`` for the
-  device, so DCQCN off on the RoCE priority turns it off), ``sys/module/bnxt_en/version`` and an
+- Broadcom Thor2 (``bnxt``): ``cmd/bnxt-qos/<netdev>.txt`` (``niccli -dev <n> getqos`` in the layout of the
+  Thor2 capture in :mod:`unifab.parse.host.bnxt_qos`, configured with the twin intent's TCs as the mlx5 hosts
+  are: priority p on TC p, the CNP TC strict; CNP DSCP, RoCE DSCP and RoCE v2 UDP-port APP entries), the
+  bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one ``ecn_enable`` for the device,
+  so DCQCN off on the RoCE priority turns it off), ``sys/module/bnxt_en/version`` and an
   ``ibv_devinfo`` with Broadcom's ids and ``cmd/ethtool-S/<netdev>.txt`` in bnxt_en's counter names (per-ring
   ``[<n>]: rx_discards``..., port ``rx_pfc_ena_frames_pri<p>``...). Thor has no cable-length setting and no
   ``traffic_class`` override.
@@ -33,8 +34,6 @@ BNXT_VENDOR_ID = "0x14e4"
 BNXT_PART_ID = 0x1760  # BCM57608
 BNXT_BOARD_ID = "BCM957608-P1400GDF00"
 ROCE_V2_PORT = 4791
-CNP_TC = 2
-BNXT_ETS = ((0, "ets", 50), (1, "ets", 50), (CNP_TC, "strict", 0))
 # upstream cc_params name <- the OFED ecn/roce_rp name holding the same firmware parameter
 CC_RP_NAMES = {
     "rp_clamp_tgt_rate": "clamp_tgt_rate",
@@ -68,12 +67,20 @@ def upstream_cc_params() -> cc_params.CcParams:
 
 
 def nic_bnxt_qos(nic: TwinNic) -> bnxt_qos.BnxtQos:
-    """``niccli getqos`` of a Thor2 port configured like ``bnxt_setupcc.sh -m 3 -r 3 -s 26 -c 6 -p 48``."""
-    prio_tc = {p: 1 if p == c.ROCE_PRIO else CNP_TC if p == c.CNP_PRIO else 0 for p in range(8)}
-    tcs = tuple(bnxt_qos.BnxtTc(tc, tsa, bw, 100) for tc, tsa, bw in BNXT_ETS)
-    apps = [bnxt_qos.AppEntry(c.ROCE_PRIO, 3, "UDP or DCCP", ROCE_V2_PORT)]
+    """``niccli getqos`` of a Thor2 port configured to the twin's intent (the niccli verbs of ``bnxt_setupcc.sh``
+    with ``-up2tc`` / ``-tcbw`` of the intent's eight TCs); no TC has a rate limit (100%)."""
+    from unifab.twin.host_files import ETS_BW  # host_files imports this module's caller
+
+    prio_tc = {p: p for p in range(8)}
+    tcs = tuple(
+        bnxt_qos.BnxtTc(tc, "strict" if tc == c.CNP_PRIO else "ets", 0 if tc == c.CNP_PRIO else ETS_BW[tc], 100)
+        for tc in range(8)
+    )
+    apps: list[bnxt_qos.AppEntry] = []
     if nic.trust == "dscp":  # a DSCP APP entry is what makes the port trust DSCP
-        apps += [bnxt_qos.AppEntry(nic.dscp2prio[d], 5, "DSCP", d) for d in (c.ROCE_DSCP, c.CNP_DSCP)]
+        apps += [bnxt_qos.AppEntry(nic.dscp2prio[d], 5, "DSCP", d) for d in (c.CNP_DSCP, c.ROCE_DSCP)]
+    # CNP DSCP, RoCE DSCP, RoCE v2 UDP port: the order of the Thor2 capture in unifab.parse.host.bnxt_qos
+    apps.append(bnxt_qos.AppEntry(c.ROCE_PRIO, 3, "UDP or DCCP", ROCE_V2_PORT))
     dscp2prio = {a.value: a.priority for a in apps if a.selector == 5}
     return bnxt_qos.BnxtQos(
         trust="dscp" if dscp2prio else None,
