@@ -162,7 +162,11 @@ def _write_ecn(root: Path, nic: TwinNic) -> None:
 
 @cache
 def _ecn_params() -> dict[str, str]:
-    np_params = {"cnp_802p_prio": c.CNP_PRIO, "cnp_dscp": c.CNP_DSCP, "min_time_between_cnps": 4}
+    np_params = {
+        "cnp_802p_prio": c.CNP_PRIO,
+        "cnp_dscp": c.CNP_DSCP,
+        "min_time_between_cnps": MLX5_DCQCN["min_time_between_cnps"],
+    }
     files = {f"roce_np/{name}": f"{value}\n" for name, value in np_params.items()}
     files.update((f"roce_rp/{name}", f"{value}\n") for name, value in RP_DEFAULTS.items())
     return files

@@ -58,10 +58,15 @@ CC_RP_NAMES = {
 @cache
 def upstream_cc_params() -> cc_params.CcParams:
     """The debugfs ``cc_params`` of an mlx5 port at the firmware defaults, CNPs on DSCP 48 / priority 6."""
+    from unifab.intent_presets import MLX5_DCQCN
     from unifab.twin.host_files import RP_DEFAULTS  # host_files imports this module's caller
 
     params = {name: RP_DEFAULTS[ofed] for name, ofed in CC_RP_NAMES.items()}
-    params |= {"np_min_time_between_cnps": 4, "np_cnp_dscp": c.CNP_DSCP, "np_cnp_prio_mode": 0}
+    params |= {
+        "np_min_time_between_cnps": MLX5_DCQCN["min_time_between_cnps"],
+        "np_cnp_dscp": c.CNP_DSCP,
+        "np_cnp_prio_mode": 0,
+    }
     params["np_cnp_prio"] = c.CNP_PRIO
     return cc_params.CcParams(dict(sorted(params.items())))
 

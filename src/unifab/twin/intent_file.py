@@ -27,7 +27,8 @@ def intent_yaml() -> str:
     """The intent the twin builds its devices from (``fabric.yaml``): NVIDIA's Spectrum-X preset with the
     twin's own values, so that the clean twin is exactly what its intent asks for."""
     # the NICs' values; imported here because the host writer imports the switch writers, which import this
-    from unifab.twin.host_files import ETS_BW, RP_DEFAULTS
+    from unifab.intent_presets import MLX5_DCQCN
+    from unifab.twin.host_files import ETS_BW
 
     ets = [
         {"tc": tc, "tsa": "strict"} if tc == c.CNP_PRIO else {"tc": tc, "tsa": "ets", "bw_percent": bw}
@@ -40,7 +41,7 @@ def intent_yaml() -> str:
         "priority_to_tc": {p: p for p in range(8)},
         "ets": ets,
         "ecn": [{"queue": c.ROCE_PRIO, "min_bytes": c.ECN_MIN_BYTES, "max_bytes": c.ECN_MAX_BYTES, "probability": 100}],
-        "dcqcn": {**RP_DEFAULTS, "min_time_between_cnps": 4},
+        "dcqcn": dict(MLX5_DCQCN),
         "mtu": {"host": c.HOST_MTU, "switch": c.SWITCH_MTU},
         "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "action": "drop"},
         "headroom": {"cable_m": {"host": int(c.HOST_CABLE_M), "fabric": int(c.SPINE_CABLE_M)}},
