@@ -19,7 +19,7 @@ NAME = "cli"
 TITLE = "CLI responsiveness: `unifab --help` and `unifab parse` on one small file vs. `python -c pass`"
 
 SMALL_SAMPLE = "host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt"
-SMALL_FORMAT = "mlnx_qos"
+SMALL_FORMAT = "mlnx-qos"
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)")
 
 

@@ -1,6 +1,6 @@
 """Figure 3 — parse throughput per format, against a plain ``json.loads`` / line split of the same bytes.
 
-Each format gets a corpus: the real device outputs in ``../shared/samples`` that it reads, plus (for
+Each format gets a corpus: the real device outputs in ``tests/data/samples`` that it reads, plus (for
 formats the twin writes) up to :data:`TWIN_FILES` files from a small twin bundle. Texts are read
 once; the timed loop only parses (no I/O), best of several batches. The floor does the least work
 that still touches every byte the same way: ``json.loads`` for JSON documents (a ``raw_decode`` loop
@@ -91,7 +91,7 @@ class Corpus:
 
 CORPORA: list[Corpus] = [
     Corpus(
-        "mlnx_qos",
+        "mlnx-qos",
         "unifab.parse.host.mlnx_qos",
         "NIC",
         "lines",

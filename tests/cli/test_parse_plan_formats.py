@@ -20,10 +20,10 @@ def test_parse_topology_dot_and_ptmctl(samples: Path, tmp_path: Path) -> None:
     tables.write_text(text[text.index("cumulus@switch") :])
     result = runner.invoke(app, ["parse", "topology-dot", str(dot)])
     assert result.exit_code == 0, result.output
-    assert [c["z_port"] for c in json.loads(result.output)["cables"]] == ["swp20", "swp22"]
+    assert [c["z_port"] for c in json.loads(result.stdout)["cables"]] == ["swp20", "swp22"]
     result = runner.invoke(app, ["parse", "ptmctl", str(tables)])
     assert result.exit_code == 0, result.output
-    assert [t["command"] for t in json.loads(result.output)] == ["ptmctl", "ptmctl -d", "ptmctl -l"]
+    assert [t["command"] for t in json.loads(result.stdout)] == ["ptmctl", "ptmctl -d", "ptmctl -l"]
     wrong = runner.invoke(app, ["parse", "topology-dot", str(tables)], env={"COLUMNS": "200"})
     assert wrong.exit_code == 2 and "ptmctl.txt:1: unexpected character '@'" in wrong.output
 
@@ -31,5 +31,5 @@ def test_parse_topology_dot_and_ptmctl(samples: Path, tmp_path: Path) -> None:
 def test_parse_netbox_cables() -> None:
     result = runner.invoke(app, ["parse", "netbox-cables", str(DATA / "pynetbox_cables.json")])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["count"] == 3 and doc["cables"][0]["a"][0]["device"] == "tst1-test1"

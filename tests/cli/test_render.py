@@ -35,7 +35,7 @@ def test_template_fabric_renders_every_device(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, ["render", str(intent), "--gpus", "64", "--out", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert {d["device"] for d in doc["devices"]} >= {"gpu001", "gpu008", "leaf-su1-r0", "spine08"}
     assert all(d["error"] is None for d in doc["devices"])
     assert (out / "hosts" / "gpu001" / "unifab-qos.sh").stat().st_mode & 0o111
@@ -53,7 +53,7 @@ def test_bundle_preview_checks_clean_and_a_differing_intent_beats_the_majority(t
     )
     before = runner.invoke(app, ["check", str(bundle), "--format", "json"])
     assert before.exit_code == 1
-    checks = {f["check"] for f in json.loads(before.output)["findings"]}
+    checks = {f["check"] for f in json.loads(before.stdout)["findings"]}
     assert "QOS-TC-OVERRIDE" in checks
 
     out, fixed = tmp_path / "out", tmp_path / "fixed"
@@ -66,7 +66,7 @@ def test_bundle_preview_checks_clean_and_a_differing_intent_beats_the_majority(t
     assert (out / "switches" / "leaf-su1-r0" / "eos.cfg").is_file()
     after = runner.invoke(app, ["check", str(fixed), "--format", "json"])
     assert after.exit_code == 0, after.output
-    assert json.loads(after.output)["findings"] == []
+    assert json.loads(after.stdout)["findings"] == []
 
 
 def test_a_bad_intent_in_a_bundle_is_a_finding_not_a_crash(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_a_bad_intent_in_a_bundle_is_a_finding_not_a_crash(tmp_path: Path) -> No
     write_bundle(build(8), bundle)
     (bundle / "fabric.yaml").write_text("preset: nvidia-spectrum-x\nqos:\n  mtu: {host: 100000}\n")
     result = runner.invoke(app, ["check", str(bundle), "--format", "json"])
-    [finding] = [f for f in json.loads(result.output)["findings"] if f["check"] == "INPUT-UNREADABLE"]
+    [finding] = [f for f in json.loads(result.stdout)["findings"] if f["check"] == "INPUT-UNREADABLE"]
     assert finding["message"].startswith("fabric.yaml:3: qos.mtu.host: Input should be less than or equal to 9978")
 
 
@@ -85,7 +85,10 @@ def test_neither_bundle_nor_template_is_a_usage_error(tmp_path: Path) -> None:
         [_unifab(), "render", str(intent), "--out", str(tmp_path / "o")], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "error: give either --bundle BUNDLE (its devices) or --gpus N (the template fabric)"
+    assert (
+        proc.stderr.strip()
+        == "unifab: error: give either --bundle BUNDLE (its devices) or --gpus N (the template fabric)"
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -132,7 +135,7 @@ def test_broken_intents_exit_2_with_one_message_per_problem(name: str, tmp_path:
         check=False,
     )
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [f"error: {m}" for m in expected]
+    assert proc.stderr.splitlines() == [f"unifab: error: {m}" for m in expected]
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "o").exists()
 
@@ -145,7 +148,56 @@ def test_devices_that_cannot_be_rendered_exit_1_and_the_rest_is_written(tmp_path
     intent.write_text("preset: nvidia-spectrum-x\n")  # switch MTU 9216: more than EOS takes
     result = runner.invoke(app, ["render", str(intent), "--bundle", str(bundle), "--out", str(out), "--format", "json"])
     assert result.exit_code == 1
-    failed = [d for d in json.loads(result.output)["devices"] if d["error"]]
+    failed = [d for d in json.loads(result.stdout)["devices"] if d["error"]]
     assert failed and all(d["error"].startswith(f"switch {d['device']}: eos:") for d in failed)
     assert (out / "hosts" / "gpu001" / "unifab-qos.sh").is_file()
     assert (out / "jobs" / "nccl.env").is_file()
+
+
+def test_preview_only_and_the_table_lists_only_devices_that_change(tmp_path: Path) -> None:
+    from unifab.twin.generate import generate
+
+    bundle = tmp_path / "b"
+    generate(bundle, 64, seed=2, scenarios=("pfc-mismatch",))
+    preview = tmp_path / "fixed"
+    result = runner.invoke(
+        app,
+        ["render", str(bundle / "fabric.yaml"), "--bundle", str(bundle), "--write-bundle", str(preview), "-q"],
+        terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    assert (preview / "hosts").is_dir()
+    changed = {
+        m["entities"][0].split(":")[1] for m in json.loads((bundle / "truth.json").read_text())["misconfigurations"]
+    }
+    rows = [ln for ln in result.stdout.splitlines() if ln.startswith("│") and "changed lines" not in ln]
+    listed = {cell.strip() for ln in rows for cell in ln.split("│")[2:3]}
+    assert listed and listed <= changed | {""}
+    total = len(
+        json.loads(
+            runner.invoke(
+                app,
+                [
+                    "render",
+                    str(bundle / "fabric.yaml"),
+                    "--bundle",
+                    str(bundle),
+                    "--write-bundle",
+                    str(tmp_path / "p2"),
+                    "-f",
+                    "json",
+                    "-q",
+                ],
+            ).stdout
+        )["devices"]
+    )
+    assert "already match the intent (--all lists them)" in result.stdout
+    assert f"{total - len(listed - {''}):,} devices already match" in result.stdout
+
+
+def test_neither_out_nor_preview_says_what_to_give(tmp_path: Path) -> None:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(intent_yaml())
+    result = runner.invoke(app, ["render", str(intent), "--gpus", "8"])
+    assert result.exit_code == 2
+    assert "--out DIR" in result.stderr and "--write-bundle DIR" in result.stderr

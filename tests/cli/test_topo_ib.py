@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from unifab.cli_topo import topo_app
+from unifab.cli.topo import topo_app
 
 runner = CliRunner()
 app = typer.Typer()
@@ -39,7 +39,7 @@ def test_topo_diff_on_ib_bundle_yields_exactly_the_known_faults(samples: Path, t
 
     result = runner.invoke(app, ["topo", "diff", str(bundle), "--format", "json"])
     assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert {(f["check"], tuple(f["entities"])) for f in doc["findings"]} == {
         ("TOPO-RAIL", (_lid("dgx-003:mlx5_5", "ib-leaf-r5:3"), _lid("dgx-003:mlx5_6", "ib-leaf-r6:3"))),
         ("TOPO-MISSING", (_lid("dgx-004:mlx5_2", "ib-leaf-r2:4"),)),

@@ -9,7 +9,7 @@ import typer
 from fake_netbox import TOKEN, recorded, serve
 from typer.testing import CliRunner
 
-from unifab.cli_topo import topo_app
+from unifab.cli.topo import topo_app
 from unifab.parse.plan import cabling, rail_template
 
 runner = CliRunner()
@@ -44,7 +44,7 @@ def test_template_to_a_directory(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc == {
         "out": str(tmp_path / "plan" / "cabling.csv"),
         "cables": 512,

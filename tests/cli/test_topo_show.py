@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from unifab.cli_topo import topo_app
+from unifab.cli.topo import topo_app
 
 runner = CliRunner()
 app = typer.Typer()
@@ -20,7 +20,7 @@ def test_show_json_and_svg(twin_bundle: Path, tmp_path: Path) -> None:
     svg = tmp_path / "rails.svg"
     result = runner.invoke(app, ["topo", "show", str(twin_bundle), "--rail-map", str(svg), "--format", "json"])
     assert result.exit_code == 1, result.output  # the session twin carries every scenario
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["rail_map"] == str(svg)
     assert doc["summary"]["leaves"] == 8 and doc["rails"] == list(range(8))
     cells = [c for su in doc["scalable_units"] for c in su["leaves"]]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from unifab.checks.incremental import Session
 from unifab.cli import app
-from unifab.cli_watch import changed_paths, snapshot, watch
+from unifab.cli.watch import changed_paths, snapshot, watch
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from unifab.cli_agent import agent_app
+from unifab.cli.agent import agent_app
 from unifab.collect.bundle import load_bundle
 from unifab.collect.host_live import CommandResult, SubprocessRunner, collect_host
 from unifab.errors import UsageError

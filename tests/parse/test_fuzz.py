@@ -17,7 +17,7 @@ from unifab.errors import ParseError
 from unifab.parse.registry import FORMATS
 
 SEEDS: dict[str, tuple[str, ...]] = {
-    "mlnx_qos": ("host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt", "host/mlnx_qos_os_dcbx_husky_partial.txt"),
+    "mlnx-qos": ("host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt", "host/mlnx_qos_os_dcbx_husky_partial.txt"),
     "sysfs-ecn": (),  # tree format: seeded with a flattened tree below
     "traffic-class": (),
     "ibdev2netdev": ("host/ibdev2netdev_cx4lx.txt",),
@@ -30,7 +30,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "sonic-tables": ("switch/sonic/sonic_config_db_mock_sn3800_qos_subset.json",),
     "sonic-qos": ("switch/sonic/sonic_config_db_legacy_bracket_refs_3_0_1_subset.json",),
     "cabling-csv": (),
-    "show_gids": ("host/show_gids_husky.txt",),
+    "show-gids": ("host/show_gids_husky.txt",),
     "ip-monitor": ("host/link_flap_carrier_changes_ip_monitor.txt",),
     "lldpcli-xml": ("host/lldpcli_neighbors_details_host.xml",),
     "nccl-debug": ("host/nccl_debug_net_ib_using.txt",),
@@ -165,7 +165,7 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
         "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\tPIX\t0-55\t0\t\tN/A\n"
         "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\nNIC0\tPIX\tSYS\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n",
     ),
-    "ibv_devinfo": (
+    "ibv-devinfo": (
         "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
         "\tnode_guid:\t\t\tb83f:d203:00a1:b2c4\n\tsys_image_guid:\t\t\tb83f:d203:00a1:b2c4\n"
         "\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4129\n\thw_ver:\t\t\t\t0x0\n"

@@ -138,7 +138,7 @@ def test_clean_twin_through_the_cli_reports_zero_changed_lines(tmp_path: Path) -
     args = ["render", str(bundle / "fabric.yaml"), "--bundle", str(bundle), "--out", str(out), "--format", "json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    devices = json.loads(result.output)["devices"]
+    devices = json.loads(result.stdout)["devices"]
     assert {d["kind"] for d in devices} == {"host", "switch"}
     assert [(d["device"], d["changed_lines"]) for d in devices if d["changed_lines"]] == []
     assert list(out.glob("*/*/changes.diff")) == []

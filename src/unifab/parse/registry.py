@@ -28,7 +28,7 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("mlnx_qos", "unifab.parse.host.mlnx_qos", "mlnx_qos -i <netdev> output"),
+        Format("mlnx-qos", "unifab.parse.host.mlnx_qos", "mlnx_qos -i <netdev> output"),
         Format(
             "sysfs-ecn",
             "unifab.parse.host.sysfs_ecn",
@@ -148,8 +148,8 @@ FORMATS: dict[str, Format] = {
         Format("lldpcli-xml", "unifab.parse.host.lldpcli_xml", "lldpcli -f xml show neighbors details"),
         Format("nccl-debug", "unifab.parse.host.nccl_debug", "NCCL_DEBUG=INFO log: NET/IB and NET/Socket selection"),
         Format("nvlink-status", "unifab.parse.host.nvlink_status", "nvidia-smi nvlink --status"),
-        Format("show_gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
-        Format("ibv_devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
+        Format("show-gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
+        Format("ibv-devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),
         Format(
             "hw-counters",
             "unifab.parse.host.hw_counters",
@@ -179,3 +179,59 @@ FORMATS: dict[str, Format] = {
         ),
     )
 }
+
+# Other spellings people type: the tool's own name, or underscores where the registry has dashes.
+ALIASES: dict[str, str] = {
+    "niccli": "bnxt-qos",
+    "bnxtqos": "bnxt-qos",
+    "getqos": "bnxt-qos",
+    "cc-params": "sysfs-cc-params",
+    "ecn": "sysfs-ecn",
+    "lldpcli-json": "lldpcli",
+    "config-db": "sonic-config-db",
+    "squeue": "slurm-jobs",
+    "sinfo": "slurm-nodes",
+    "dmesg": "xid",
+}
+
+
+def _key(name: str) -> str:
+    """One spelling for comparing names: lower case, dashes (``mlnx_qos`` = ``mlnx-qos``, ``ethtool-s`` = ``ethtool-S``)."""
+    return name.strip().lower().replace("_", "-")
+
+
+_BY_KEY: dict[str, str] = {_key(name): name for name in FORMATS} | {
+    _key(alias): target for alias, target in ALIASES.items()
+}
+
+
+def lookup(name: str) -> Format | None:
+    """The format called ``name`` in any accepted spelling (alias, ``_`` for ``-``, any case); ``None`` if unknown."""
+    target = _BY_KEY.get(_key(name))
+    return FORMATS[target] if target is not None else None
+
+
+def closest(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` registered names closest to an unknown ``name``, best first (for "did you mean")."""
+    import difflib
+
+    key = _key(name)
+    matches = difflib.get_close_matches(key, list(_BY_KEY), n=n * 2, cutoff=0.5)
+    prefixed = [k for k in _BY_KEY if key and (k.startswith(key) or key in k)]
+    out: list[str] = []
+    for k in [*matches, *prefixed]:
+        if _BY_KEY[k] not in out:
+            out.append(_BY_KEY[k])
+    return out[:n]
+
+
+def help_listing() -> str:
+    """The formats as ``name — summary`` lines for ``unifab parse --help`` (generated, never hand-written)."""
+    aliases: dict[str, list[str]] = {}
+    for alias, target in ALIASES.items():
+        aliases.setdefault(target, []).append(alias)
+    lines = []
+    for name, spec in FORMATS.items():
+        also = f" (also: {', '.join(aliases[name])})" if name in aliases else ""
+        lines.append(f"{name}{also}: {spec.summary}")
+    return "\n".join(lines)

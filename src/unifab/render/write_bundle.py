@@ -90,8 +90,13 @@ def _cable(
     return intent.cable_m(settings, link_class)
 
 
-def plan(intent: Intent, fabric: Fabric, root: Path) -> FabricPlan:
-    """Every device's rendered configuration and post-apply bundle files; ``root`` holds the current ones."""
+def plan(
+    intent: Intent, fabric: Fabric, root: Path, progress: Callable[[int], None] | None = None
+) -> FabricPlan:
+    """Every device's rendered configuration and post-apply bundle files; ``root`` holds the current ones.
+
+    ``progress(1)`` after each device is rendered and diffed.
+    """
     peers = _peers(fabric)
     devices: list[DevicePlan] = []
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
@@ -101,6 +106,8 @@ def plan(intent: Intent, fabric: Fabric, root: Path) -> FabricPlan:
     for d in devices:
         if d.error is None:
             d.diff = _diff(root, d.after)
+        if progress:
+            progress(1)
     env = _nccl(intent, fabric)
     return FabricPlan(devices, env, intent.text, _jobs_after(root, env))
 

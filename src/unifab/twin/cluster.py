@@ -189,6 +189,12 @@ def switch_os_of(switch_os: str, index: int) -> str:
     return OSES[(index - 1) % len(OSES)] if switch_os == "mixed" else switch_os
 
 
+def device_count(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS) -> int:
+    """Hosts + leaves + spines of :func:`build` (for sizing a progress bar before building)."""
+    n_hosts = max(1, math.ceil(gpus / GPUS_PER_HOST))
+    return n_hosts + math.ceil(n_hosts / su_hosts) * RAILS + SPINES_PER_FABRIC
+
+
 def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic") -> Cluster:
     """A clean cluster of ``ceil(gpus / 8)`` hosts, cabled rail by rail.
 

@@ -6,12 +6,14 @@ import random
 import shutil
 import tempfile
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from unifab.errors import UsageError
+from unifab.parse.plan.rail_template import check_gpus
 from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
 from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
 from unifab.twin.scenarios import SCENARIOS, Picker
@@ -39,13 +41,14 @@ def generate(
     *,
     nic_vendor: str = "mlx5",
     nic_driver: str = "ofed",
+    progress: Callable[[int], None] | None = None,
 ) -> TwinResult:
     """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index.
 
     ``nic_vendor`` / ``nic_driver``: the hosts' NICs and mlx5 driver stack (see :mod:`unifab.twin.nic_variants`).
+    ``progress(n)`` is called as devices are written (:func:`~unifab.twin.cluster.device_count` in all).
     """
-    if gpus < 8:
-        raise UsageError(f"--gpus must be at least 8 (one host), got {gpus}")
+    check_gpus(gpus)
     if switch_os not in SWITCH_OSES:
         raise UsageError(f"unknown switch OS {switch_os!r}; expected one of {', '.join(SWITCH_OSES)}")
     if nic_vendor not in NIC_VENDORS:
@@ -86,7 +89,7 @@ def generate(
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        write_bundle(cluster, staging)
+        write_bundle(cluster, staging, progress)
         (staging / "truth.json").write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
         if out.exists():
             out.rmdir()

@@ -12,6 +12,7 @@ real cabling, which topology scenarios record in :attr:`Cluster.actual`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,9 +27,12 @@ from unifab.twin.switch_files_eos import show_lldp_neighbors_detail, write_eos
 from unifab.twin.switch_files_nvue import lldpcli_json, write_nvue
 
 
-def write_bundle(cluster: Cluster, root: Path) -> None:
+def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] | None = None) -> None:
+    """``progress(1)`` after each host and switch written."""
     for host, nics in cluster.hosts.items():
         write_host(cluster, root / "hosts" / host, nics)
+        if progress:
+            progress(1)
     for switch in cluster.switches.values():
         switch_dir = root / "switches" / switch.name
         if switch.os == "sonic":
@@ -46,6 +50,8 @@ def write_bundle(cluster: Cluster, root: Path) -> None:
                 write_text(switch_dir / "nvue" / "lldpcli.json", lldpcli_json(cluster, cabled))
         else:
             raise ValueError(f"{switch.name}: no writer for switch OS {switch.os!r}")
+        if progress:
+            progress(1)
     write_text(root / "plan" / "cabling.csv", cabling.render(planned_cables(cluster)))
     write_text(root / "fabric.yaml", intent_yaml())
     write_scheduler(cluster, root)

@@ -45,6 +45,12 @@ class RailShape:
         return min(self.su_hosts, self.hosts)
 
 
+def check_gpus(gpus: int) -> None:
+    """``--gpus`` of every command that builds a rail-optimized fabric: whole 8-GPU hosts, at least one."""
+    if gpus < GPUS_PER_HOST or gpus % GPUS_PER_HOST:
+        raise UsageError(f"--gpus must be a positive multiple of {GPUS_PER_HOST} (GPUs per host), got {gpus}")
+
+
 def shape(gpus: int, rails: int = 8, su_hosts: int = 32, spines: int | None = None) -> RailShape:
     """Validated numbers; :class:`UsageError` says which one is wrong and what it must be.
 
@@ -52,8 +58,7 @@ def shape(gpus: int, rails: int = 8, su_hosts: int = 32, spines: int | None = No
     no leaf reaches carries no cable. Uplinks need not divide evenly over the spines (12 uplinks on 8
     spines give 4 spines two links from each leaf).
     """
-    if gpus < GPUS_PER_HOST or gpus % GPUS_PER_HOST:
-        raise UsageError(f"--gpus must be a positive multiple of {GPUS_PER_HOST} (GPUs per host), got {gpus}")
+    check_gpus(gpus)
     if rails not in RAIL_CHOICES:
         choices = ", ".join(map(str, RAIL_CHOICES))
         raise UsageError(f"--rails must be one of {choices} (NICs per {GPUS_PER_HOST}-GPU host), got {rails}")

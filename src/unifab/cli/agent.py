@@ -1,6 +1,7 @@
 """``unifab agent ...``: the host agent's commands (wired into the main CLI as the ``agent`` group).
 
-Exit codes as in :mod:`unifab.cli`: 0 done (what the host lacks is listed, not an error), 2 unusable arguments.
+Exit codes as in :mod:`unifab.cli.common`: 0 done (what the host lacks is listed, not an error), 2 unusable
+arguments.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from typing import Annotated
 
 import typer
 
-EXIT_CLEAN, EXIT_USAGE = 0, 2
+from unifab.cli.common import fail
+
+__all__ = ["agent_app"]
 
 agent_app = typer.Typer(
     help="The host agent: collect this host's NIC, GPU and PCIe artifacts into a bundle.\n\n"
@@ -50,8 +53,7 @@ def collect(
     try:
         report = collect_host(out, root=root, hostname=hostname, timeout=timeout)
     except UsageError as exc:
-        typer.echo(f"unifab: error: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        fail(str(exc))
     nics = ", ".join(report.nics) if report.nics else "none"
     typer.echo(
         f"collected {report.host}: {len(report.files)} files in {report.host_dir}, "

@@ -9,19 +9,33 @@ Exit codes as in :mod:`unifab.cli`: 0 clean, 1 differences at or above ``--fail-
 
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from unifab.cli.common import (
+    EXIT_CLEAN,
+    FailOn,
+    FailOnOption,
+    FormatOption,
+    OutputFormat,
+    QuietOption,
+    console,
+    exit_code,
+    fail,
+    load_fabric,
+    plural,
+)
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from unifab.model import Fabric, Finding
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+__all__ = ["topo_app", "topo_findings"]
+
 
 topo_app = typer.Typer(
     help="Topology truth: the planned cabling against what LLDP sees, rails and link speed.\n\n"
@@ -31,19 +45,6 @@ topo_app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class TopoFormat(enum.StrEnum):
-    TABLE = "table"
-    JSON = "json"
-
-
-class TopoFailOn(enum.StrEnum):
-    CRITICAL = "critical"
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-    NEVER = "never"
 
 
 KIND_TITLES = {
@@ -61,19 +62,6 @@ KIND_TITLES = {
 @topo_app.callback()
 def _group() -> None:
     """Topology truth: the planned cabling against what LLDP sees, rails and link speed."""
-
-
-def _console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
-
-
-def _fail(message: str) -> typer.Exit:
-    from rich.markup import escape
-
-    _console(stderr=True).print(f"[bold red]unifab: error:[/] {escape(message)}", soft_wrap=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def topo_findings(fabric: Fabric) -> list[Finding]:
@@ -121,18 +109,18 @@ def _gbps(value: Any) -> str:
     return f"{value // 1000}G" if isinstance(value, int) else "?"
 
 
-def _print_table(console: Console, findings: list[Finding], has_plan: bool) -> None:
+def _print_table(out: Console, findings: list[Finding], has_plan: bool) -> None:
     from rich.table import Table
 
     if not has_plan:
-        console.print(
+        out.print(
             "[yellow]no planned cabling in the bundle (plan/cabling.csv or plan/topology.dot): "
             "only rails and speed compared[/]"
         )
     if not findings:
-        console.print("[green]cabling matches: no topology differences[/]")
+        out.print("[green]cabling matches: no topology differences[/]")
         return
-    table = Table(title=f"{len(findings)} topology differences", show_lines=True)
+    table = Table(title=plural(len(findings), "topology difference"), show_lines=True)
     for column in ("kind", "severity", "the plan says", "discovered", "consequence"):
         table.add_column(column, overflow="fold")
     for f in findings:
@@ -144,7 +132,7 @@ def _print_table(console: Console, findings: list[Finding], has_plan: bool) -> N
             seen,
             str(f.impact.get("summary", "")),
         )
-    console.print(table)
+    out.print(table)
 
 
 @topo_app.command("diff")
@@ -155,12 +143,9 @@ def diff(
             help="Bundle directory: plan/cabling.csv and/or plan/topology.dot, the devices' LLDP, ib/ibnetdiscover.txt."
         ),
     ],
-    output: Annotated[TopoFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
-        TopoFormat.TABLE
-    ),
-    fail_on: Annotated[
-        TopoFailOn, typer.Option(help="Exit 1 when a difference is at least this severe.")
-    ] = TopoFailOn.ERROR,
+    output: FormatOption = OutputFormat.TABLE,
+    fail_on: Annotated[FailOn, typer.Option(help="Exit 1 when a difference is at least this severe.")] = FailOn.ERROR,
+    quiet: QuietOption = False,
 ) -> None:
     """Planned vs. discovered: cables missing, unplanned, miswired (a swap is one row), off-rail or degraded (LLDP,
     ibnetdiscover); GPUs off their NIC's PCIe switch (nvidia-smi topo, NCCL topology); jobs whose NCCL_IB_HCA leaves
@@ -168,17 +153,10 @@ def diff(
 
     Example: unifab topo diff ./bundle --format json --fail-on warning
     """
-    from unifab.collect.bundle import load_bundle
-    from unifab.errors import UnifabError
-    from unifab.model import Severity
-
-    try:
-        fabric = load_bundle(bundle)
-    except UnifabError as exc:
-        raise _fail(str(exc)) from None
+    fabric = load_fabric(bundle, quiet=quiet)
     findings = topo_findings(fabric)
     has_plan = any("plan" in lk.sources for lk in fabric.links)
-    if output is TopoFormat.JSON:
+    if output is OutputFormat.JSON:
         from unifab.jsonify import dumps
         from unifab.report.findings_json import document
 
@@ -187,16 +165,8 @@ def diff(
         doc["summary"]["plan"] = has_plan
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        _print_table(_console(), findings, has_plan)
-    if fail_on is TopoFailOn.NEVER:
-        raise typer.Exit(EXIT_CLEAN)
-    threshold = Severity(fail_on.value).rank
-    raise typer.Exit(EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else EXIT_CLEAN)
-
-
-class PlanFormat(enum.StrEnum):
-    TABLE = "table"
-    JSON = "json"
+        _print_table(console(), findings, has_plan)
+    raise typer.Exit(exit_code(findings, fail_on))
 
 
 @topo_app.command("plan")
@@ -223,7 +193,7 @@ def plan(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="cabling.csv to write (a directory gets DIR/cabling.csv).")
     ] = None,
-    output: Annotated[PlanFormat, typer.Option("--format", "-f", help="Summary as table or json.")] = PlanFormat.TABLE,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Write a planned cabling (plan/cabling.csv) from a template, NetBox/Nautobot, ibnetdiscover or PTM dot.
 
@@ -237,9 +207,7 @@ def plan(
 
     sources = [x for x in (gpus, from_netbox, from_ibnetdiscover, from_dot) if x is not None]
     if len(sources) != 1:
-        raise _fail(
-            "give exactly one source: --gpus N, --from-netbox URL, --from-ibnetdiscover FILE or --from-dot FILE"
-        )
+        fail("give exactly one source: --gpus N, --from-netbox URL, --from-ibnetdiscover FILE or --from-dot FILE")
     try:
         cables, summary = _plan_cables(
             gpus,
@@ -255,7 +223,7 @@ def plan(
             from_dot,
         )
     except UnifabError as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc))
     text = cabling.render(cables)
     if out is None:
         sys.stdout.write(text)
@@ -265,20 +233,20 @@ def plan(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise _fail(f"cannot write {target}: {exc.strerror}") from None
+        fail(f"cannot write {target}: {exc.strerror}")
     summary = {"out": str(target), "cables": len(cables), **summary}
-    if output is PlanFormat.JSON:
+    if output is OutputFormat.JSON:
         from unifab.jsonify import dumps
 
         sys.stdout.write(dumps(summary) + "\n")
     else:
-        console = _console()
-        console.print(f"[green]wrote {len(cables)} planned cables to {target}[/]")
+        stdout = console()
+        stdout.print(f"[green]wrote {plural(len(cables), 'planned cable')} to {target}[/]")
         for key, value in summary.items():
             if key not in ("out", "cables", "skipped"):
-                console.print(f"  {key}: {value}")
+                stdout.print(f"  {key}: {value}")
         for skipped in summary.get("skipped", []):
-            console.print(f"  [yellow]skipped cable {skipped['cable']}: {skipped['reason']}[/]")
+            stdout.print(f"  [yellow]skipped cable {skipped['cable']}: {skipped['reason']}[/]")
     raise typer.Exit(EXIT_CLEAN)
 
 
@@ -347,27 +315,18 @@ def show(
     rail_map: Annotated[
         Path | None, typer.Option("--rail-map", help="Write the rail map picture (SVG) to this file.")
     ] = None,
-    output: Annotated[TopoFormat, typer.Option("--format", "-f", help="table for people, json for scripts.")] = (
-        TopoFormat.TABLE
-    ),
-    fail_on: Annotated[
-        TopoFailOn, typer.Option(help="Exit 1 when a finding is at least this severe.")
-    ] = TopoFailOn.ERROR,
+    output: FormatOption = OutputFormat.TABLE,
+    fail_on: FailOnOption = FailOn.ERROR,
+    quiet: QuietOption = False,
 ) -> None:
     """The rails at a glance: scalable units by rails, one cell per leaf, colored by the worst finding of all checks.
 
     Example: unifab topo show ./bundle --rail-map rails.svg --format json
     """
     from unifab.checks.runner import run_checks
-    from unifab.collect.bundle import load_bundle
-    from unifab.errors import UnifabError
-    from unifab.model import Severity
     from unifab.report import railmap
 
-    try:
-        fabric = load_bundle(bundle)
-    except UnifabError as exc:
-        raise _fail(str(exc)) from None
+    fabric = load_fabric(bundle, quiet=quiet)
     findings = run_checks(fabric)
     grid = railmap.rail_grid(fabric, findings)
     units, rails = len(grid.units), len(grid.rails)
@@ -380,24 +339,21 @@ def show(
         try:
             rail_map.write_text(railmap.render_svg(grid, title), encoding="utf-8")
         except OSError as exc:
-            raise _fail(f"cannot write {rail_map}: {exc.strerror}") from None
+            fail(f"cannot write {rail_map}: {exc.strerror}")
         doc["rail_map"] = str(rail_map)
-    if output is TopoFormat.JSON:
+    if output is OutputFormat.JSON:
         from unifab.jsonify import dumps
 
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        _print_grid(_console(), doc)
-    if fail_on is TopoFailOn.NEVER:
-        raise typer.Exit(EXIT_CLEAN)
-    threshold = Severity(fail_on.value).rank
-    raise typer.Exit(EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else EXIT_CLEAN)
+        _print_grid(console(), doc)
+    raise typer.Exit(exit_code(findings, fail_on))
 
 
 _STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green"}
 
 
-def _print_grid(console: Console, doc: dict[str, Any]) -> None:
+def _print_grid(out: Console, doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=doc["title"], show_lines=False)
@@ -416,12 +372,12 @@ def _print_grid(console: Console, doc: dict[str, Any]) -> None:
             style = _STYLE[cell["severity"]]
             row.append(f"[{style}]{cell['severity']}[/] {bad}/{cell['host_links']}")
         table.add_row(*row)
-    console.print(table)
+    out.print(table)
     s = doc["summary"]
     spines = ", ".join(f"{sp['spine']}:{sp['severity']}" for sp in doc["spines"] if sp["severity"] != "ok")
-    console.print(
+    out.print(
         f"{s['leaves']} leaves, {s['spines']} spines ({spines or 'all clean'}); cells: worst severity, "
         "flagged/total host links"
     )
     if "rail_map" in doc:
-        console.print(f"rail map written to {doc['rail_map']}")
+        out.print(f"rail map written to {doc['rail_map']}")

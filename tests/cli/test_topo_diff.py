@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from unifab.cli_topo import topo_app
+from unifab.cli.topo import topo_app
 from unifab.twin.cluster import build
 from unifab.twin.scenarios import Picker, Truth
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
@@ -47,7 +47,7 @@ def test_json_groups_by_kind_and_matches_truth(faulty: tuple[Path, list[Truth]])
     bundle, truth = faulty
     result = runner.invoke(app, ["topo", "diff", str(bundle), "--format", "json"])
     assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     checks = [f["check"] for f in doc["findings"]]
     assert checks == sorted(checks, key=["TOPO-MISSING", "TOPO-MISWIRED", "TOPO-RAIL"].index)
     assert {(f["check"], tuple(f["entities"])) for f in doc["findings"]} == {
@@ -95,7 +95,7 @@ def test_nccl_and_link_kinds_match_truth(nccl_and_links: tuple[Path, list[Truth]
     bundle, truth = nccl_and_links
     result = runner.invoke(app, ["topo", "diff", str(bundle), "--format", "json"])
     assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert {(f["check"], tuple(f["entities"])) for f in doc["findings"]} == {
         (t["check"], tuple(t["entities"])) for t in truth
     }

@@ -1,0 +1,68 @@
+"""The ``unifab`` command line: a thin layer over the library, one module per command group.
+
+Exit codes (stable, :mod:`unifab.cli.common`): 0 clean, 1 findings at or above ``--fail-on``, 2 usage or
+input error. Heavy modules are imported inside the commands so ``unifab --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from unifab.cli.agent import agent_app
+from unifab.cli.check import check, list_checks
+from unifab.cli.collect import COLLECT_HELP, collect
+from unifab.cli.demo import demo
+from unifab.cli.parse import PARSE_HELP, parse
+from unifab.cli.render import render_command
+from unifab.cli.topo import topo_app
+from unifab.cli.twin import twin_app
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="unifab",
+    help="One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.\n\n"
+    "Example: unifab demo",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from unifab import __version__
+
+        typer.echo(f"unifab {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.
+
+    Example: unifab demo
+    """
+
+
+app.command()(check)
+app.command("checks")(list_checks)
+app.command(help=PARSE_HELP)(parse)
+app.command(help=COLLECT_HELP)(collect)
+app.command()(demo)
+app.command("render")(render_command)
+app.add_typer(twin_app, name="twin", no_args_is_help=True)
+app.add_typer(agent_app, name="agent", no_args_is_help=True)
+app.add_typer(topo_app, name="topo", no_args_is_help=True)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,5 @@
+"""``python -m unifab.cli``: the same as the ``unifab`` command."""
+
+from unifab.cli import main
+
+main()

@@ -1,0 +1,94 @@
+"""``unifab twin ...``: synthetic clusters in real device formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from unifab.cli.common import QuietOption, console, fail, plural, progress
+
+__all__ = ["twin_app"]
+
+twin_app = typer.Typer(
+    help="Synthetic clusters in real device formats.\n\nExample: unifab twin generate --gpus 256 --out b1",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@twin_app.command("generate")
+def twin_generate(
+    out: Annotated[Path, typer.Option(help="New (or empty) directory for the bundle.")],
+    gpus: Annotated[int, typer.Option(help="Cluster size in GPUs: a multiple of 8 (8 per host).")] = 256,
+    seed: Annotated[int, typer.Option(help="Random seed: same seed, same bundle.")] = 0,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="Misconfiguration to inject (repeatable); see `unifab twin scenarios`."),
+    ] = None,
+    su_hosts: Annotated[int, typer.Option(min=1, help="Hosts per scalable unit (one leaf per rail per SU).")] = 32,
+    switch_os: Annotated[str, typer.Option(help="Switch OS: sonic, eos, nvue, or mixed (cycled by index).")] = "sonic",
+    nic_vendor: Annotated[
+        str, typer.Option(help="Host NICs: mlx5 (ConnectX-7), bnxt (Broadcom Thor2), or mixed (by host).")
+    ] = "mlx5",
+    nic_driver: Annotated[
+        str, typer.Option(help="mlx5 driver stack: ofed (MLNX_OFED), upstream (in-tree), or mixed (by host).")
+    ] = "ofed",
+    quiet: QuietOption = False,
+) -> None:
+    """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
+
+    Example: unifab twin generate --gpus 1024 --out ./b1 --seed 7 --scenario pfc-mismatch --scenario ecn-off
+
+    Example: unifab twin generate --gpus 512 --out ./b2 --switch-os mixed
+
+    Example: unifab twin generate --gpus 256 --out ./b3 --nic-vendor mixed --nic-driver mixed
+    """
+    from unifab.errors import UnifabError
+    from unifab.parse.plan.rail_template import check_gpus
+    from unifab.twin.cluster import device_count
+    from unifab.twin.generate import generate
+
+    try:
+        check_gpus(gpus)
+        with progress(f"writing {out}", device_count(gpus, su_hosts), quiet=quiet) as advance:
+            result = generate(
+                out,
+                gpus,
+                seed,
+                tuple(scenario or ()),
+                su_hosts,
+                switch_os,
+                nic_vendor=nic_vendor,
+                nic_driver=nic_driver,
+                progress=advance,
+            )
+    except UnifabError as exc:
+        fail(str(exc))
+    skipped = result.truth.get("skipped", [])
+    injected = len(result.truth["misconfigurations"])
+    console().print(
+        f"wrote {result.root}: {plural(result.hosts, 'host')}, {plural(result.switches, 'switch', 'switches')}, "
+        f"{plural(injected, 'injected misconfiguration')}"
+        + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
+    )
+
+
+@twin_app.command("scenarios")
+def twin_scenarios() -> None:
+    """List the misconfigurations the twin can inject and the check that must find each.
+
+    Example: unifab twin scenarios
+    """
+    from rich.table import Table
+
+    from unifab.twin.scenarios import SCENARIOS
+
+    table = Table(title="twin scenarios")
+    table.add_column("scenario", style="bold")
+    table.add_column("what it breaks")
+    for name, fn in SCENARIOS.items():
+        table.add_row(name, (fn.__doc__ or "").strip())
+    console().print(table)
