@@ -23,8 +23,9 @@ from bench.twins import TwinCache
 
 
 def default_samples() -> Path:
+    """The real-output corpus kept in the repository (``tests/data/samples``); ``UNIFAB_SAMPLES`` overrides it."""
     env = os.environ.get("UNIFAB_SAMPLES")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "samples"
+    return Path(env) if env else REPO_ROOT / "tests" / "data" / "samples"
 
 
 @dataclass(slots=True)

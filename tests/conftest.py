@@ -1,23 +1,28 @@
-"""Shared fixtures: where the real device samples live."""
+"""Shared fixtures: where the real device samples live, the private Redis, the session twin."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
 
 from unifab.jsonify import to_jsonable
 
+if TYPE_CHECKING:
+    from redis_service import RedisServer
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _samples_dir() -> Path:
+    """``tests/data/samples`` in this repository (refresh it with ``scripts/sync-samples DIR``);
+    ``UNIFAB_SAMPLES`` points the tests at another copy."""
     env = os.environ.get("UNIFAB_SAMPLES")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "samples"
+    return Path(env) if env else REPO_ROOT / "tests" / "data" / "samples"
 
 
 SAMPLES = _samples_dir()
@@ -25,10 +30,25 @@ SAMPLES = _samples_dir()
 
 @pytest.fixture(scope="session")
 def samples() -> Path:
-    """The real-output corpus (``../shared/samples``); tests fail, never skip, when it is absent."""
+    """The real-output corpus (``tests/data/samples``); tests fail, never skip, when it is absent."""
     if not (SAMPLES / "INDEX.md").is_file():
-        pytest.fail(f"sample corpus not found at {SAMPLES} (set UNIFAB_SAMPLES to its path)")
+        pytest.fail(
+            f"sample corpus not found at {SAMPLES} (scripts/sync-samples DIR refreshes it; UNIFAB_SAMPLES overrides)"
+        )
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private ``redis-server`` for this session, started on first use: a free port on 127.0.0.1, its
+    directory under the session's temp dir, nothing saved, shut down at the end. Tests connect only to
+    ``redis_server.host``/``.port`` and may flush it. No ``redis-server`` on PATH: skip, or fail when
+    ``UNIFAB_REQUIRE_SERVICES=1``. See tests/support/redis_service.py.
+    """
+    from redis_service import private_redis
+
+    with private_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from fake_eapi import PASSWORD, USER, make_handler, serve
+from redis_service import RedisServer
 from redis_sonic import SONIC, database_config_text, flat_rows, load, open_test_dbs
 from typer.testing import CliRunner
 
@@ -24,13 +25,13 @@ ENV = {"EOS_USER": USER, "EOS_PASS": PASSWORD}
 
 
 @pytest.fixture
-def sonic_switch(samples: Path, tmp_path: Path) -> Iterator[Path]:
-    """The Dell Z9264 CONFIG_DB sample in a real Redis; yields the database_config file that finds it."""
-    for by_name in open_test_dbs():
+def sonic_switch(samples: Path, tmp_path: Path, redis_server: RedisServer) -> Iterator[Path]:
+    """The Dell Z9264 CONFIG_DB sample in the private Redis; yields the database_config file that finds it."""
+    for by_name in open_test_dbs(redis_server):
         doc = orjson.loads((samples / SONIC / "sonic_config_db_dellz9264_qos_full.json").read_bytes())
         load(by_name["CONFIG_DB"], flat_rows(doc))
         config = tmp_path / "database_config.json"
-        config.write_text(database_config_text())
+        config.write_text(database_config_text(redis_server.port))
         yield config
 
 

@@ -1,9 +1,9 @@
-"""sonic_redis against a real Redis: the real samples are loaded into DBs 10-15 of 127.0.0.1:6379, read
-back through the adapter, and must resolve to what the offline parsers make of the same files.
+"""sonic_redis against a real Redis: the real samples are loaded into DBs 10-15 of the tests' private
+``redis-server`` (fixture ``redis_server``), read back through the adapter, and must resolve to what
+the offline parsers make of the same files.
 
-The database_config used here maps CONFIG_DB/COUNTERS_DB/APPL_DB/STATE_DB to 10-13, far from the DBs
-a developer's own Redis uses. Without a Redis: ``pytest.skip``, or ``pytest.fail`` when
-``UNIFAB_REQUIRE_SERVICES=1``.
+The database_config used here maps CONFIG_DB/COUNTERS_DB/APPL_DB/STATE_DB to 10-13 of that server.
+Without ``redis-server``: ``pytest.skip``, or ``pytest.fail`` when ``UNIFAB_REQUIRE_SERVICES=1``.
 """
 
 from __future__ import annotations
@@ -21,16 +21,15 @@ import pytest
 import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from redis_service import RedisServer
 from redis_sonic import (
     CONFIG_SAMPLES,
     COUNTERS,
     HOST,
     LLDP,
-    PORT,
     SONIC,
     STATE,
-    TEST_CONFIG,
-    database_config_text,
+    database_config,
     flat_rows,
     load,
     open_test_dbs,
@@ -40,6 +39,7 @@ from unifab.collect import sonic_redis
 from unifab.collect.bundle import load_bundle
 from unifab.collect.sonic_redis import (
     DEFAULT_DATABASE_CONFIG,
+    DatabaseConfig,
     SonicRedis,
     SonicRedisError,
     config_db_from_hashes,
@@ -51,8 +51,14 @@ from unifab.parse.switch import sonic_config_db, sonic_counters_db, sonic_lldp, 
 
 
 @pytest.fixture
-def dbs() -> Iterator[dict[str, redis.Redis]]:
-    yield from open_test_dbs()
+def dbs(redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
+    yield from open_test_dbs(redis_server)
+
+
+@pytest.fixture
+def sonic_config(redis_server: RedisServer) -> DatabaseConfig:
+    """The test database_config, pointing at the private server."""
+    return database_config(redis_server.port)
 
 
 def sample(samples: Path, name: str) -> str:
@@ -92,7 +98,7 @@ def test_default_ids_are_the_template_ids() -> None:
         "APPL_STATE_DB": 14,
     }
     reader = SonicRedis("leaf1", host="10.0.0.9")
-    assert reader.address("CONFIG_DB") == "10.0.0.9:6379/4"
+    assert reader.address("CONFIG_DB") == "10.0.0.9:6379/4"  # no-connect: the template's port, only formatted
 
 
 @pytest.mark.parametrize(
@@ -170,24 +176,28 @@ def test_database_config_not_json() -> None:
 
 
 @pytest.mark.parametrize("name", CONFIG_SAMPLES)
-def test_config_db_read_back_equals_offline_parse(samples: Path, dbs: dict[str, redis.Redis], name: str) -> None:
+def test_config_db_read_back_equals_offline_parse(
+    samples: Path, dbs: dict[str, redis.Redis], sonic_config: DatabaseConfig, name: str
+) -> None:
     text = sample(samples, name)
     load(dbs["CONFIG_DB"], flat_rows(orjson.loads(text)))
     dbs["CONFIG_DB"].set("CONFIG_DB_INITIALIZED", "1")  # a string key: skipped
     offline = sonic_config_db.parse(text, name)
-    with SonicRedis("leaf1", database_config=TEST_CONFIG, batch_size=37) as reader:
+    with SonicRedis("leaf1", database_config=sonic_config, batch_size=37) as reader:
         live = reader.config_db()
     assert live.shape == "flat"
     assert live.tables == offline.tables
     assert sonic_qos.resolve(live) == sonic_qos.parse(text, name)
 
 
-def test_counters_lldp_state_read_back_equal_offline_parse(samples: Path, dbs: dict[str, redis.Redis]) -> None:
+def test_counters_lldp_state_read_back_equal_offline_parse(
+    samples: Path, dbs: dict[str, redis.Redis], sonic_config: DatabaseConfig
+) -> None:
     load(dbs["COUNTERS_DB"], orjson.loads(sample(samples, COUNTERS)))
     load(dbs["APPL_DB"], orjson.loads(sample(samples, LLDP)))
     dbs["APPL_DB"].hset("ROUTE_TABLE:10.0.0.0/24", mapping={"nexthop": "10.0.0.1"})  # not scanned
     load(dbs["STATE_DB"], orjson.loads(sample(samples, STATE)))
-    with SonicRedis("leaf1", database_config=TEST_CONFIG, batch_size=7) as reader:  # many small pipelines
+    with SonicRedis("leaf1", database_config=sonic_config, batch_size=7) as reader:  # many small pipelines
         counters = reader.counters()
         neighbors = reader.lldp_neighbors()
         state = reader.state()
@@ -199,10 +209,10 @@ def test_counters_lldp_state_read_back_equal_offline_parse(samples: Path, dbs: d
     assert counters.ports["Ethernet0"].pfc_rx_pkts[3] == 203
 
 
-def test_leaf_lists_and_null_placeholder(dbs: dict[str, redis.Redis]) -> None:
+def test_leaf_lists_and_null_placeholder(dbs: dict[str, redis.Redis], sonic_config: DatabaseConfig) -> None:
     dbs["CONFIG_DB"].hset("VLAN|Vlan1000", mapping={"members@": "Ethernet0,Ethernet4", "vlanid": "1000"})
     dbs["CONFIG_DB"].hset("PORT_QOS_MAP|Ethernet8", mapping={"NULL": "NULL"})
-    with SonicRedis("leaf1", database_config=TEST_CONFIG) as reader:
+    with SonicRedis("leaf1", database_config=sonic_config) as reader:
         db = reader.config_db()
     assert db.tables["VLAN"]["Vlan1000"] == {"members": "Ethernet0,Ethernet4", "vlanid": "1000"}
     assert db.tables["PORT_QOS_MAP"]["Ethernet8"] == {}
@@ -221,14 +231,16 @@ def test_config_db_from_hashes_matches_flat_parse(samples: Path) -> None:
     assert config_db_from_hashes(rows) == sonic_config_db.parse(text)
 
 
-def test_dump_to_bundle(samples: Path, dbs: dict[str, redis.Redis], tmp_path: Path) -> None:
+def test_dump_to_bundle(
+    samples: Path, dbs: dict[str, redis.Redis], sonic_config: DatabaseConfig, tmp_path: Path
+) -> None:
     dell = sample(samples, CONFIG_SAMPLES[1])
     load(dbs["CONFIG_DB"], flat_rows(orjson.loads(dell)))
     dbs["CONFIG_DB"].hset("VLAN|Vlan1000", mapping={"members@": "Ethernet0,Ethernet4"})
     load(dbs["COUNTERS_DB"], orjson.loads(sample(samples, COUNTERS)))
     load(dbs["APPL_DB"], orjson.loads(sample(samples, LLDP)))
     load(dbs["STATE_DB"], orjson.loads(sample(samples, STATE)))
-    with SonicRedis("leaf07", database_config=TEST_CONFIG) as reader:
+    with SonicRedis("leaf07", database_config=sonic_config) as reader:
         out = dump_to_bundle(reader, tmp_path)
     assert out == tmp_path / "switches" / "leaf07" / "sonic"
     assert sorted(p.name for p in out.iterdir()) == [
@@ -263,7 +275,7 @@ def closed_port() -> int:
 
 def test_connection_refused_names_switch_and_address() -> None:
     port = closed_port()
-    reader = SonicRedis("leaf1", port=port, database_config=TEST_CONFIG, timeout_s=2)
+    reader = SonicRedis("leaf1", port=port, database_config=database_config(port), timeout_s=2)
     with pytest.raises(SonicRedisError) as info:
         reader.config_db()
     err = info.value
@@ -302,28 +314,28 @@ def silent_server() -> Iterator[int]:
 
 
 def test_timeout_is_the_narrow_error(silent_server: int) -> None:
-    reader = SonicRedis("leaf1", port=silent_server, database_config=TEST_CONFIG, timeout_s=0.3)
+    reader = SonicRedis("leaf1", port=silent_server, database_config=database_config(silent_server), timeout_s=0.3)
     with pytest.raises(SonicRedisError, match="timed out") as info:
         reader.counters()
     assert info.value.address == f"{HOST}:{silent_server}/11"
 
 
-def test_authentication_failure_is_the_narrow_error(dbs: dict[str, redis.Redis]) -> None:
-    reader = SonicRedis("leaf1", database_config=TEST_CONFIG, username="nobody", password="wrong", timeout_s=2)
+def test_authentication_failure_is_the_narrow_error(redis_server: RedisServer, sonic_config: DatabaseConfig) -> None:
+    reader = SonicRedis("leaf1", database_config=sonic_config, username="nobody", password="wrong", timeout_s=2)
     with pytest.raises(SonicRedisError) as info:
         reader.lldp_neighbors()
     assert info.value.switch == "leaf1"
-    assert info.value.address == f"{HOST}:{PORT}/12"
+    assert info.value.address == f"{HOST}:{redis_server.port}/12"
 
 
-def test_database_out_of_range_is_the_narrow_error(dbs: dict[str, redis.Redis]) -> None:
-    cfg = parse_database_config(database_config_text(dbs={"CONFIG_DB": (4096, "|")}))
+def test_database_out_of_range_is_the_narrow_error(redis_server: RedisServer) -> None:
+    cfg = database_config(redis_server.port, dbs={"CONFIG_DB": (4096, "|")})
     with pytest.raises(SonicRedisError, match="4096"):
         SonicRedis("leaf1", database_config=cfg).config_db()
 
 
 def test_database_missing_from_config() -> None:
-    cfg = parse_database_config(database_config_text(dbs={"CONFIG_DB": (10, "|")}))
+    cfg = database_config(closed_port(), dbs={"CONFIG_DB": (10, "|")})  # raises before connecting
     with pytest.raises(SonicRedisError, match="COUNTERS_DB"):
         SonicRedis("leaf1", database_config=cfg).counters()
 

@@ -1,24 +1,22 @@
-"""A real Redis holding SONiC databases for tests: DBs 10-15 of 127.0.0.1:6379, flushed around each use.
+"""SONiC databases in the tests' private Redis (fixture ``redis_server``, tests/support/redis_service.py).
 
-The database_config maps CONFIG_DB/COUNTERS_DB/APPL_DB/STATE_DB to 10-13, far from the DBs a
-developer's own Redis uses. Without a Redis: ``pytest.skip``, or ``pytest.fail`` when
-``UNIFAB_REQUIRE_SERVICES=1`` (CI sets it).
+The database_config maps CONFIG_DB/COUNTERS_DB/APPL_DB/STATE_DB to DBs 10-13 of that server; every
+test starts from empty DBs (the server is ours alone, so flushing it is safe). Without
+``redis-server``: ``pytest.skip``, or ``pytest.fail`` when ``UNIFAB_REQUIRE_SERVICES=1`` (CI sets it).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 import redis
+from redis_service import HOST, RedisServer
 
-from unifab.collect.sonic_redis import parse_database_config
+from unifab.collect.sonic_redis import DatabaseConfig, parse_database_config
 
-HOST, PORT = "127.0.0.1", 6379
 DB_RANGE = range(10, 16)
 TEST_DBS = {"CONFIG_DB": (10, "|"), "COUNTERS_DB": (11, ":"), "APPL_DB": (12, ":"), "STATE_DB": (13, "|")}
 SONIC = Path("switch") / "sonic"
@@ -32,7 +30,8 @@ LLDP = "sonic_appl_db_lldp_entry_table_subset.json"
 STATE = "sonic_state_db_mock_buffer_port_subset.json"
 
 
-def database_config_text(host: str = HOST, port: int = PORT, dbs: dict[str, tuple[int, str]] = TEST_DBS) -> str:
+def database_config_text(port: int, host: str = HOST, dbs: dict[str, tuple[int, str]] = TEST_DBS) -> str:
+    """A database_config.json whose one instance is ``host:port`` (pass ``redis_server.port``)."""
     return orjson.dumps(
         {
             "INSTANCES": {"redis": {"hostname": host, "port": port, "unix_socket_path": "/nonexistent.sock"}},
@@ -42,28 +41,22 @@ def database_config_text(host: str = HOST, port: int = PORT, dbs: dict[str, tupl
     ).decode()
 
 
-TEST_CONFIG = parse_database_config(database_config_text())
+def database_config(port: int, host: str = HOST, dbs: dict[str, tuple[int, str]] = TEST_DBS) -> DatabaseConfig:
+    return parse_database_config(database_config_text(port, host, dbs))
 
 
-def open_test_dbs() -> Iterator[dict[str, redis.Redis]]:
-    """Clients on DBs 10-15, flushed before and after the test."""
-    clients = {
-        db: redis.Redis(host=HOST, port=PORT, db=db, socket_connect_timeout=2, socket_timeout=5) for db in DB_RANGE
-    }
-    try:
-        clients[DB_RANGE[0]].ping()
-    except redis.exceptions.RedisError as exc:
-        reason = f"no Redis at {HOST}:{PORT} ({exc})"
-        if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+def open_test_dbs(server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
+    """Clients on DBs 10-15 of the private server (by database name), flushed before and after the test."""
+    clients = {db: server.client(db) for db in DB_RANGE}
     for client in clients.values():
         client.flushdb()
     by_name = {name: clients[db] for name, (db, _) in TEST_DBS.items()}
-    yield by_name
-    for client in clients.values():
-        client.flushdb()
-        client.close()
+    try:
+        yield by_name
+    finally:
+        for client in clients.values():
+            client.flushdb()
+            client.close()
 
 
 def flat_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
