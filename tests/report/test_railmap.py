@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import orjson
 import pytest
 
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
+from unifab.model import Endpoint, Fabric, Host, Link, Switch
 from unifab.report import railmap
 from unifab.twin.cluster import build
+from unifab.twin.generate import generate
 from unifab.twin.scenarios import SCENARIOS, Picker
 from unifab.twin.writer import write_bundle
+
+if TYPE_CHECKING:
+    from conftest import Chromium  # tests/report/conftest.py: the ``chromium`` fixture
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -102,39 +107,99 @@ def test_findings_off_the_map_are_counted() -> None:
     assert ET.fromstring(railmap.render_svg(grid, "empty")).tag == f"{SVG}svg"
 
 
-def test_chromium_renders_it(pfc_bundle: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_chromium_renders_it(pfc_bundle: tuple[Path, list[str]], tmp_path: Path, chromium: Chromium) -> None:
     """Headless Chromium draws the SVG (a PNG of the page size); skipped where Chromium is not installed."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
-            pytest.fail("chromium is required (UNIFAB_REQUIRE_SERVICES=1): apt-get install chromium")
-        pytest.skip("chromium not installed")
     grid, _ = _grid(pfc_bundle[0])
     svg = tmp_path / "rails.svg"
     svg.write_text(railmap.render_svg(grid, "rails"))
     png = tmp_path / "rails.png"
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--screenshot={png}",
-            "--window-size=1200,700",
-            svg.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    chromium.screenshot(svg, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def uplink_down(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
+    """The ``uplink-down`` twin (64 GPUs): the bundle, the leaf that lost uplinks and its dark ports."""
+    out = tmp_path_factory.mktemp("uplink-down") / "b"
+    generate(out, gpus=64, seed=0, scenarios=("uplink-down",))
+    truth = orjson.loads((out / "truth.json").read_bytes())["misconfigurations"]
+    (leaf,) = {t["device"] for t in truth if t["check"] == "TOPO-UPLINKS"}
+    gone = [e for t in truth if t["check"] == "TOPO-MISSING" for e in t["entities"]]
+    ports = sorted(
+        end.split(":")[1] for link in gone for end in link.removeprefix("link:").split("--") if end.startswith(leaf)
+    )
+    return out, leaf, ports
+
+
+def _cell_labels(svg: str) -> dict[str, tuple[str, str | None]]:
+    """Leaf -> (the text drawn under its name, that line's fill)."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for g in ET.fromstring(svg).iter(f"{SVG}g"):
+        if g.get("class") == "cell":
+            line = g.findall(f"{SVG}text")[1]
+            out[str(g.get("data-leaf"))] = ("".join(line.itertext()), line.get("fill"))
+    return out
+
+
+def test_leaf_label_counts_the_uplinks_that_are_up(uplink_down: tuple[Path, str, list[str]]) -> None:
+    """A leaf that lost a quarter of its uplinks reads "6/8 uplinks up", not the 8 the plan gives it."""
+    bundle, leaf, dark = uplink_down
+    grid, _ = _grid(bundle)
+    planned = len(grid.leaves[leaf].uplinks)
+    assert planned == 8 and len(dark) == 2
+    svg = railmap.render_svg(grid, "t")
+    labels = _cell_labels(svg)
+    assert labels[leaf] == (f"{planned - len(dark)}/{planned} uplinks up", railmap.COLORS["error"])
+    root = ET.fromstring(svg)
+    assert {t.text for t in root.iter(f"{SVG}text") if t.get("class") == "hosts"} == {"8 hosts"}
+    spine_labels = sorted(str(t.text) for t in root.iter(f"{SVG}text") if t.get("class") == "uplinks-up")
+    spine_labels = [label for label in spine_labels if "links up" in label and "uplinks" not in label]
+    assert spine_labels == ["7/8 links up"] * 2 + ["8/8 links up"] * 6
+    assert {name: label for name, label in labels.items() if name != leaf} == {
+        name: ("8/8 uplinks up", "#333") for name in labels if name != leaf
+    }
+    tooltip = railmap._tooltip(grid.leaves[leaf])
+    assert f"6 of 8 uplinks up (not seen by LLDP: {', '.join(dark)})" in tooltip
+    cells = {c["leaf"]: c for su in railmap.grid_json(grid, "t")["scalable_units"] for c in su["leaves"]}
+    assert (cells[leaf]["uplinks"], cells[leaf]["uplinks_up"], cells[leaf]["uplinks_down"]) == (8, 6, dark)
+    assert {c["uplinks_up"] for name, c in cells.items() if name != leaf} == {8}
+    # The spines at the other end of the dark cables lost one leaf link each.
+    spines = {s["spine"]: s["uplinks_up"] for s in railmap.grid_json(grid, "t")["spines"]}
+    assert sorted(spines.values()).count(7) == 2 and set(spines.values()) == {7, 8}
+
+
+def test_without_lldp_nothing_is_claimed_up() -> None:
+    """A plan-only bundle (no LLDP collected) gives the uplinks it has, not a count of them up."""
+    fabric = Fabric(
+        hosts={"gpu001": Host("gpu001", {})},
+        switches={n: Switch(n, "sonic", "x", {}) for n in ("leaf-su1-r0", "spine01", "spine02")},
+        links=[
+            Link(Endpoint("gpu001", "eth0"), Endpoint("leaf-su1-r0", "Ethernet0"), frozenset({"plan"})),
+            Link(Endpoint("leaf-su1-r0", "Ethernet8"), Endpoint("spine01", "Ethernet0"), frozenset({"plan"})),
+            Link(Endpoint("leaf-su1-r0", "Ethernet16"), Endpoint("spine02", "Ethernet0"), frozenset({"plan"})),
+        ],
+    )
+    grid = railmap.rail_grid(fabric, [])
+    cell = grid.leaves["leaf-su1-r0"]
+    assert (cell.uplinks_up, cell.uplinks_down()) == (None, [])
+    assert _cell_labels(railmap.render_svg(grid, "t"))["leaf-su1-r0"] == ("2 uplinks (no LLDP)", "#333")
+    assert "LLDP not collected" in railmap._tooltip(cell)
+    assert [s.uplinks_up for s in grid.spines.values()] == [None, None]
+    # LLDP seen on the host link only: the leaf reports LLDP, so its unseen planned uplinks are down.
+    fabric.links[0] = Link(fabric.links[0].a, fabric.links[0].b, frozenset({"plan", "lldp"}))
+    grid = railmap.rail_grid(fabric, [])
+    assert _cell_labels(railmap.render_svg(grid, "t"))["leaf-su1-r0"] == (
+        "0/2 uplinks up",
+        railmap.COLORS["error"],
+    )
+    assert [s.uplinks_up for s in grid.spines.values()] == [0, 0]  # dark on the spines' side too
 
 
 @pytest.mark.slow
 def test_100k_gpus_is_aggregated_per_leaf() -> None:
     """12,500 hosts: ~3,100 cells and a bounded number of SVG elements, not one shape per cable."""
     from unifab.model import Endpoint, Fabric, Finding, Host, Link, Severity, Switch
-    from unifab.parse.plan import rail_template
+    from unifab.twin import rail_template
 
     cables = rail_template.plan(rail_template.shape(100_000))
     fabric = Fabric()

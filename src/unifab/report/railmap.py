@@ -11,6 +11,11 @@ scalable unit is the ``su<k>`` in its name, else one unit for the fabric. A spin
 to a leaf that is not itself a leaf. A finding touches a leaf through its entities: a link with an end on
 the leaf, a port of it, the switch itself, or a NIC cabled to it. Findings only about hosts or GPUs
 (no network entity) are counted in the title, not drawn.
+
+Each cell counts the uplinks that are up, as TOPO-UPLINKS does: an uplink (a leaf port cabled, planned or
+seen, to a spine) is up when LLDP sees a cable on it; a planned one LLDP does not see is down ("6/8 uplinks
+up"). A switch that reports no LLDP at all says nothing about which are up: its cell gives the uplinks it has
+and "no LLDP" instead.
 """
 
 from __future__ import annotations
@@ -22,6 +27,21 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from unifab.model import Fabric, Finding, Severity
+
+__all__ = [
+    "COLORS",
+    "LEVELS",
+    "OK",
+    "TINTS",
+    "LeafCell",
+    "RailGrid",
+    "SpineCell",
+    "grid_json",
+    "rail_grid",
+    "render_svg",
+    "uplinks_text",
+    "worst",
+]
 
 OK = "ok"
 LEVELS = ("critical", "error", "warning", "info", OK)
@@ -51,12 +71,25 @@ class LeafCell:
     hosts: set[str] = field(default_factory=set)
     # Keyed by the leaf's port: a planned and a discovered cable on one port are one host link.
     host_links: dict[str, str] = field(default_factory=dict)  # leaf port -> worst severity touching it
-    uplinks: dict[str, str] = field(default_factory=dict)
+    uplinks: dict[str, str] = field(default_factory=dict)  # leaf port -> worst severity, planned or seen
+    uplinks_seen: set[str] = field(default_factory=set)  # leaf ports LLDP sees an uplink cable on
+    reports_lldp: bool = False  # LLDP saw any cable on the leaf (host link or uplink)
     own: str = OK  # findings on the switch or its ports
 
     @property
     def severity(self) -> str:
         return worst(self.own, *self.host_links.values(), *self.uplinks.values())
+
+    @property
+    def uplinks_up(self) -> int | None:
+        """Uplinks LLDP sees; ``None`` when the leaf reports no LLDP (nothing is known to be up or down)."""
+        return len(self.uplinks_seen) if self.reports_lldp else None
+
+    def uplinks_down(self) -> list[str]:
+        """Leaf ports of uplinks that are not up, in port order (empty when LLDP was not collected)."""
+        if not self.reports_lldp:
+            return []
+        return sorted((p for p in self.uplinks if p not in self.uplinks_seen), key=_natural)
 
     def link_counts(self) -> dict[str, int]:
         counts = Counter(self.host_links.values())
@@ -67,11 +100,17 @@ class LeafCell:
 class SpineCell:
     name: str
     uplinks: dict[str, str] = field(default_factory=dict)  # spine port -> worst severity
+    uplinks_seen: set[str] = field(default_factory=set)  # spine ports LLDP sees a leaf cable on
+    reports_lldp: bool = False  # a leaf it is cabled to reports LLDP, so its unseen cables are down
     own: str = OK
 
     @property
     def severity(self) -> str:
         return worst(self.own, *self.uplinks.values())
+
+    @property
+    def uplinks_up(self) -> int | None:
+        return len(self.uplinks_seen) if self.reports_lldp else None
 
 
 @dataclass(slots=True)
@@ -108,6 +147,7 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
             cell = leaves[sw_end.node] = LeafCell(sw_end.node, _su(sw_end.node), _rail(sw_end.node))
         cell.hosts.add(host_end.node)
         cell.host_links[sw_end.port] = OK
+        cell.reports_lldp |= "lldp" in lk.sources
         link_ends[lk.id] = ((sw_end.node, sw_end.port),)
         nic_link[(host_end.node, host_end.port)] = lk.id
         if (m := _NUMBER.search(host_end.port)) is not None:
@@ -120,6 +160,7 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
             if nic.rdma_dev and (host.name, netdev) in nic_link:
                 nic_link.setdefault((host.name, nic.rdma_dev), nic_link[(host.name, netdev)])
     spines: dict[str, SpineCell] = {}
+    spine_leaves: dict[str, set[str]] = {}
     for lk in fabric.links:
         an, bn = lk.a.node, lk.b.node
         if (an in leaves) == (bn in leaves) or an in hosts or bn in hosts:
@@ -127,9 +168,17 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
         leaf, spine = (lk.a, lk.b) if an in leaves else (lk.b, lk.a)
         if spine.node not in fabric.switches:
             continue
-        leaves[leaf.node].uplinks[leaf.port] = OK
-        spines.setdefault(spine.node, SpineCell(spine.node)).uplinks[spine.port] = OK
+        cell, spine_cell = leaves[leaf.node], spines.setdefault(spine.node, SpineCell(spine.node))
+        cell.uplinks[leaf.port] = OK
+        spine_cell.uplinks[spine.port] = OK
+        if "lldp" in lk.sources:  # up, as TOPO-UPLINKS counts it: a planned cable LLDP does not see is down
+            cell.uplinks_seen.add(leaf.port)
+            cell.reports_lldp = True
+            spine_cell.uplinks_seen.add(spine.port)
+        spine_leaves.setdefault(spine.node, set()).add(leaf.node)
         link_ends[lk.id] = ((leaf.node, leaf.port), (spine.node, spine.port))
+    for name, spine_cell in spines.items():
+        spine_cell.reports_lldp = any(leaves[leaf_name].reports_lldp for leaf_name in spine_leaves[name])
     off_map = 0
     by_severity: Counter[str] = Counter()
     for f in findings:
@@ -217,6 +266,8 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
                     "host_links": len(cell.host_links),
                     "host_links_by_severity": cell.link_counts(),
                     "uplinks": len(cell.uplinks),
+                    "uplinks_up": cell.uplinks_up,
+                    "uplinks_down": cell.uplinks_down(),
                     "uplinks_severity": worst(*cell.uplinks.values()),
                     "switch_severity": cell.own,
                 }
@@ -226,7 +277,10 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
         "title": title,
         "rails": grid.rails,
         "scalable_units": units,
-        "spines": [{"spine": s.name, "uplinks": len(s.uplinks), "severity": s.severity} for s in grid.spines.values()],
+        "spines": [
+            {"spine": s.name, "uplinks": len(s.uplinks), "uplinks_up": s.uplinks_up, "severity": s.severity}
+            for s in grid.spines.values()
+        ],
         "summary": {
             "leaves": len(grid.leaves),
             "spines": len(grid.spines),
@@ -240,9 +294,9 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
 
 
 # Layout, in SVG user units (px).
-CELL_W, CELL_H, GAP = 132, 58, 8
+CELL_W, CELL_H, GAP = 140, 58, 8
 LABEL_W, TOP = 70, 96
-SPINE_W, SPINE_H = 84, 30
+SPINE_W, SPINE_H = 108, 30
 
 
 def render_svg(grid: RailGrid, title: str) -> str:
@@ -278,8 +332,9 @@ def render_svg(grid: RailGrid, title: str) -> str:
                 f'<g class="spine" data-spine={quoteattr(spine.name)} data-severity="{spine.severity}">'
                 f'<rect x="{sx}" y="{sy}" width="{SPINE_W}" height="{SPINE_H}" rx="4" '
                 f'fill="{TINTS[spine.severity]}" stroke="{COLORS[spine.severity]}" stroke-width="2"/>'
-                f'<text x="{sx + 6}" y="{sy + 13}" font-size="11">{escape(_short(spine.name, 12))}</text>'
-                f'<text x="{sx + 6}" y="{sy + 25}" font-size="10" fill="#444">{len(spine.uplinks)} links</text></g>'
+                f'<text x="{sx + 6}" y="{sy + 13}" font-size="11">{escape(_short(spine.name, 15))}</text>'
+                f'<text x="{sx + 6}" y="{sy + 25}" font-size="10" class="uplinks-up"{_up_style(spine, "#444")}>'
+                f"{escape(_spine_links(spine))}</text></g>"
             )
     index = grid.by_position()
     for b in range(blocks):
@@ -304,6 +359,7 @@ def render_svg(grid: RailGrid, title: str) -> str:
 
 def _cell(cell: LeafCell, x: int, y: int) -> str:
     sev = cell.severity
+    hosts = f"{len(cell.hosts)} host{'' if len(cell.hosts) == 1 else 's'}"
     up = worst(*cell.uplinks.values())
     parts = [
         f'<g class="cell" data-leaf={quoteattr(cell.name)} data-severity="{sev}">',
@@ -312,12 +368,15 @@ def _cell(cell: LeafCell, x: int, y: int) -> str:
         f'stroke="{COLORS[sev]}" stroke-width="{3 if sev != OK else 1.5}"/>',
         f'<rect x="{x}" y="{y}" width="{CELL_W}" height="5" fill="{COLORS[up]}" class="uplinks"/>',
         f'<text x="{x + 6}" y="{y + 19}" font-size="11" font-weight="bold">{escape(_short(cell.name, 19))}</text>',
-        f'<text x="{x + 6}" y="{y + 33}" font-size="10" fill="#333">'
-        f"{len(cell.hosts)} hosts · {len(cell.uplinks)} up</text>",
+        f'<text x="{x + 6}" y="{y + 33}" font-size="10" class="uplinks-up"{_up_style(cell, "#333")}>'
+        f"{escape(uplinks_text(cell))}</text>",
+        f'<text x="{x + 6}" y="{y + 50}" font-size="10" fill="#333" class="hosts">{hosts}</text>',
     ]
     counts = cell.link_counts()
     total = max(1, sum(counts.values()))
-    bx, bw = x + 6.0, CELL_W - 12
+    # The host-link bar follows the host count (about 6 px a character at this size).
+    bx = x + 6.0 + len(hosts) * 6 + 4
+    bw = x + CELL_W - 6 - bx
     for level in LEVELS:
         if counts[level]:
             w = max(2.0, bw * counts[level] / total)
@@ -330,10 +389,41 @@ def _cell(cell: LeafCell, x: int, y: int) -> str:
     return "".join(parts)
 
 
+def uplinks_text(cell: LeafCell) -> str:
+    """The cell's uplink label: ``6/8 uplinks up``; ``8 uplinks (no LLDP)`` when nothing is known to be up."""
+    total, up = len(cell.uplinks), cell.uplinks_up
+    if not total:
+        return "no uplinks"
+    if up is None:
+        return f"{total} uplinks (no LLDP)"
+    return f"{up}/{total} uplinks up"
+
+
+def _spine_links(spine: SpineCell) -> str:
+    total, up = len(spine.uplinks), spine.uplinks_up
+    return f"{total} links" if up is None else f"{up}/{total} links up"
+
+
+def _up_style(cell: LeafCell | SpineCell, color: str) -> str:
+    """Attributes of the uplink label: bold in the error color when some uplink is down."""
+    up = cell.uplinks_up
+    if up is not None and up < len(cell.uplinks):
+        return f' fill="{COLORS["error"]}" font-weight="bold" data-down="{len(cell.uplinks) - up}"'
+    return f' fill="{color}"'
+
+
 def _tooltip(cell: LeafCell) -> str:
     counts = cell.link_counts()
     bad = ", ".join(f"{n} {lvl}" for lvl, n in counts.items() if n and lvl != OK) or "none flagged"
-    return f"{cell.name} (rail {cell.rail}): {len(cell.host_links)} host links ({bad}), {len(cell.uplinks)} uplinks"
+    total, up, down = len(cell.uplinks), cell.uplinks_up, cell.uplinks_down()
+    if up is None:
+        uplinks = f"{total} uplinks (LLDP not collected: not known which are up)"
+    else:
+        uplinks = f"{up} of {total} uplinks up"
+        if down:
+            shown = ", ".join(down[:8]) + (f" and {len(down) - 8} more" if len(down) > 8 else "")
+            uplinks += f" (not seen by LLDP: {shown})"
+    return f"{cell.name} (rail {cell.rail}): {len(cell.host_links)} host links ({bad}), {uplinks}"
 
 
 def _legend(x: int, y: int) -> list[str]:
@@ -343,8 +433,8 @@ def _legend(x: int, y: int) -> list[str]:
         out.append(f'<text x="{x + 19}" y="{y + 12}" font-size="12">{"no finding" if level == OK else level}</text>')
         x += 110
     out.append(
-        f'<text x="{x + 10}" y="{y + 12}" font-size="11" fill="#444">cell = leaf · top stripe = uplinks · '
-        "bar = host links by severity</text>"
+        f'<text x="{x + 10}" y="{y + 12}" font-size="11" fill="#444">cell = leaf · top stripe = uplinks '
+        "(up = seen by LLDP) · bar = host links by severity</text>"
     )
     return out
 

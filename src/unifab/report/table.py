@@ -11,6 +11,8 @@ from rich.table import Table
 
 from unifab.model import Finding, Severity
 
+__all__ = ["SEVERITY_STYLE", "findings_table", "print_report", "summary_table"]
+
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
     Severity.ERROR: "bold red",
@@ -33,7 +35,9 @@ def summary_table(findings: Sequence[Finding], titles: dict[str, str]) -> Table:
 
 def findings_table(findings: Sequence[Finding], limit: int | None = None) -> Table:
     shown = findings if limit is None else findings[:limit]
-    title = f"{len(findings)} findings" + (f" (first {len(shown)})" if len(shown) < len(findings) else "")
+    title = f"{len(findings):,} finding{'' if len(findings) == 1 else 's'}" + (
+        f" (first {len(shown)})" if len(shown) < len(findings) else ""
+    )
     table = Table(title=title, show_lines=False)
     table.add_column("severity")
     table.add_column("check", style="bold")
