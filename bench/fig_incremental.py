@@ -6,7 +6,7 @@ port's MTU to 1500 in ``config_db.json`` (a ``QOS-MTU`` on that port's link). Bo
 baseline findings do not mention, and the files are restored byte for byte afterwards.
 
 How the updated findings are obtained is a :class:`Strategy`. The measured one is
-:class:`SessionUpdate`: the product's incremental session (:mod:`unifab.checks.incremental`, the engine
+:class:`SessionUpdate`: the product's incremental session (:mod:`unifab.session.incremental`, the engine
 behind ``unifab check --watch``) loads the bundle once, untimed, then each change is timed from
 "files changed" to "updated findings in hand" (``Session.update_paths``), best of N. Its findings must
 show the change and equal, finding for finding, a full ``unifab check`` of the changed bundle, which
@@ -196,7 +196,7 @@ class SessionUpdate:
         self.last_mode = ""
 
     def prepare(self, bundle: Path, timeout_s: float) -> None:
-        from unifab.checks.incremental import Session
+        from unifab.session.incremental import Session
 
         start = time.perf_counter()
         self.session = Session(bundle)
@@ -330,7 +330,7 @@ def run(ctx: Context) -> FigureResult:
         headline_parts.append(f"{change.label}: {seconds * 1000:.1f} ms ({speedup:,.0f}× vs full)")
     fig.add(Row(NAME, case, "full re-check (unifab check), best of the rounds", round(min(fulls), 3), "s"))
     fig.notes.append(
-        "The incremental session (unifab.checks.incremental, behind `unifab check --watch`) re-reads only the "
+        "The incremental session (unifab.session.incremental, behind `unifab check --watch`) re-reads only the "
         "changed device's files, re-runs the per-link checks for the links touching it, and keeps the "
         "fabric-wide results (baseline counters, cabling groups, per-switch speed majorities) unless its inputs "
         "to them changed; the comparison is a full `unifab check` of the same changed bundle in a child process."

@@ -1,7 +1,7 @@
 """Figure 4 — peer side by side: SuzieQ vs unifab on link-level interface consistency over one EOS capture set.
 
 The work: on every link seen by LLDP, do both ends agree on speed and MTU? The input: SuzieQ's own
-``sq-poller --run-once gather`` capture in ``../shared/samples/switch/eos/suzieq_gather_eos/`` (8 vEOS +
+``sq-poller --run-once gather`` capture in ``tests/data/samples/switch/eos/suzieq_gather_eos/`` (8 vEOS +
 1 vQFX + Linux servers), fed to both tools unchanged.
 
 SuzieQ (PyPI, needs Python > 3.8.1 and < 3.10) runs from its own virtualenv

@@ -8,9 +8,9 @@ import pytest
 
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
+from unifab.fabric_plan import FabricPlan, output_files, plan, write_tree
 from unifab.intent import Intent, parse_intent
 from unifab.model import Fabric
-from unifab.render.write_bundle import FabricPlan, output_files, plan, write_tree
 from unifab.twin.cluster import build
 from unifab.twin.writer import intent_yaml, write_bundle
 

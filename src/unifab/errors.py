@@ -1,16 +1,27 @@
 """The exception tree of unifab.
 
-    UnifabError                 root; every error unifab raises on purpose
-    ├── ParseError              raw artifact does not match its format (names source, line, expectation)
-    ├── BundleError             a bundle path is missing or is not a bundle
-    ├── UsageError              a command was called with arguments that cannot work
-    └── RenderError             a value cannot be written into a device's configuration language
+    UnifabError                       root; every error unifab raises on purpose
+    ├── ParseError                    raw artifact does not match its format (names source, line, expectation)
+    ├── BundleError                   a bundle path is missing or is not a bundle
+    ├── UsageError                    a command was called with arguments that cannot work
+    │   ├── IntentError               fabric.yaml has problems (all of them, each with file:line: key.path)
+    │   └── UnknownPlatformError      a device names a switch OS no platform declares (unifab.platforms)
+    ├── RenderError                   a value cannot be written into a device's configuration language
+    ├── SonicRedisError               a SONiC switch's Redis cannot be read (collect.sonic_redis)
+    ├── SourceOfTruthError            NetBox / Nautobot cannot be read (collect.netbox)
+    └── EapiError                     Arista eAPI (collect.eos_eapi)
+        ├── EapiUnreachable           no answer: connection refused, timeout, TLS
+        ├── EapiAuthError             401 / 403
+        ├── EapiCommandError          a command was rejected by the switch
+        └── EapiResponseError         the answer is not the JSON-RPC it should be
 
 Bad input inside a bundle never escapes as an exception from a fabric-wide run: the collector turns
 a ``ParseError`` into an ``INPUT-UNREADABLE`` finding and carries on.
 """
 
 from __future__ import annotations
+
+__all__ = ["BundleError", "IntentError", "ParseError", "RenderError", "UnifabError", "UsageError"]
 
 
 class UnifabError(Exception):

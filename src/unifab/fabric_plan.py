@@ -19,16 +19,29 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from unifab.errors import ParseError, UnifabError
+from unifab import layout
+from unifab.errors import ParseError, UnifabError, UsageError
 from unifab.intent import Device, Intent, nccl_settings, resolve
 from unifab.model import Fabric, Host, Nic, Switch
 from unifab.parse.host import bnxt_qos, ethtool_pause, mlnx_qos, roce_tos, traffic_class
 from unifab.parse.sched import nccl_env
+from unifab.profile import PortSpec, QosProfile
 from unifab.render import eos_config, nic_bnxt, nic_mlx5, nvue_config, sonic_config
 from unifab.render import nccl_env as nccl
 from unifab.render.host_qos import render_host_script
 from unifab.render.host_script import NicTarget
-from unifab.render.profile import PortSpec, QosProfile
+
+__all__ = [
+    "OUTPUT_MARKER",
+    "SWITCH_RENDERERS",
+    "DevicePlan",
+    "FabricPlan",
+    "SwitchRenderer",
+    "output_files",
+    "plan",
+    "switch_device",
+    "write_tree",
+]
 
 
 @dataclass(slots=True)
@@ -90,9 +103,7 @@ def _cable(
     return intent.cable_m(settings, link_class)
 
 
-def plan(
-    intent: Intent, fabric: Fabric, root: Path, progress: Callable[[int], None] | None = None
-) -> FabricPlan:
+def plan(intent: Intent, fabric: Fabric, root: Path, progress: Callable[[int], None] | None = None) -> FabricPlan:
     """Every device's rendered configuration and post-apply bundle files; ``root`` holds the current ones.
 
     ``progress(1)`` after each device is rendered and diffed.
@@ -118,7 +129,7 @@ def _jobs_after(root: Path, env_text: str) -> dict[str, str]:
     rendered = nccl_env.parse_script(env_text, "jobs/nccl.env")
     rendered.pop("NCCL_IB_HCA", None)  # a job names the NICs of its own hosts
     out: dict[str, str] = {}
-    env_dir = root / "scheduler" / "env"
+    env_dir = root / layout.JOB_ENV_DIR
     for path in sorted(env_dir.glob("*.env")) if env_dir.is_dir() else []:
         rel = path.relative_to(root).as_posix()
         try:
@@ -156,7 +167,7 @@ def _host(
     for nic, t in zip(nics, targets, strict=True):
         out.after[f"{base}/sys/class/net/{t.netdev}/mtu"] = f"{profile.host_mtu}\n"
         pause = ethtool_pause.PauseParams(t.netdev, autoneg=False, rx=False, tx=False)
-        out.after[f"{base}/cmd/ethtool-a/{t.netdev}.txt"] = ethtool_pause.render(pause)
+        out.after[f"{base}/cmd/ethtool-a/{t.netdev}.txt"] = ethtool_pause.dump(pause)
         if t.driver == "bnxt":
             qos_path = root / base / "cmd" / "bnxt-qos" / f"{t.netdev}.txt"
             current_qos = bnxt_qos.parse(qos_path.read_text(), str(qos_path)) if qos_path.is_file() else None
@@ -167,7 +178,7 @@ def _host(
         else:
             current_path = root / base / "cmd" / "mlnx_qos" / f"{t.netdev}.txt"
             current = mlnx_qos.parse(current_path.read_text(), str(current_path)) if current_path.is_file() else None
-            out.after[f"{base}/cmd/mlnx_qos/{t.netdev}.txt"] = mlnx_qos.render(
+            out.after[f"{base}/cmd/mlnx_qos/{t.netdev}.txt"] = mlnx_qos.dump(
                 nic_mlx5.applied(current, profile, t.cable_m)
             )
             ecn_dir = f"{base}/sys/class/net/{t.netdev}/ecn"
@@ -177,10 +188,10 @@ def _host(
                 out.after.update(_cc_params_files(f"{base}/sys/kernel/debug/mlx5/{nic.pci_address}/cc_params", profile))
             tc_file = f"{base}/sys/class/infiniband/{t.rdma_dev}/tc/1/traffic_class"
             if t.rdma_dev and (root / tc_file).is_file():  # the override exists only with MLNX_OFED
-                tc = traffic_class.render(traffic_class.TrafficClass(profile.nccl_ib_tc, ()))
+                tc = traffic_class.dump(traffic_class.TrafficClass(profile.nccl_ib_tc, ()))
                 out.after[tc_file] = tc
         if t.rdma_dev:
-            cm = roce_tos.render_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, profile.nccl_ib_tc, "RoCE v2"),)))
+            cm = roce_tos.dump_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, profile.nccl_ib_tc, "RoCE v2"),)))
             for rel, text in cm.items():
                 out.after[f"{base}/sys/kernel/config/rdma_cm/{t.rdma_dev}/{rel}"] = text
     return out
@@ -238,25 +249,43 @@ def _switch(
         cable = _cable(intent, settings, switch.name, name, role, peers)
         ports.append(PortSpec(name, port.speed_mbps or 400_000, role, cable))
     out = DevicePlan("switch", switch.name, switch.os, profile)
+    renderer = SWITCH_RENDERERS.get(switch.os)
+    if renderer is None:
+        raise UnifabError(f"no renderer for switch OS {switch.os!r}; unifab renders {', '.join(SWITCH_RENDERERS)}")
     current_rel = switch.config_file
-    current_text = (root / current_rel).read_text()
-    if switch.os == "sonic":
-        rendered = sonic_config.render_config_db(ports, profile, hwsku=switch.hwsku, platform=switch.platform)
-        current = json.loads(current_text)
-        out.outputs["config_db.json"] = json.dumps(rendered, indent=2, sort_keys=True) + "\n"
-        out.outputs["patch.json"] = json.dumps(sonic_config.json_patch(current, rendered), indent=2) + "\n"
-        after = sonic_config.apply_to_config_db(current, rendered)
-        out.after[current_rel] = json.dumps(after, indent=2, sort_keys=True) + "\n"
-    elif switch.os == "eos":
-        cfg = eos_config.render_eos(ports, profile)
-        out.outputs["eos.cfg"] = cfg
-        out.after[current_rel] = eos_config.apply_to_running_config(current_text, cfg)
-    elif switch.os == "nvue":
-        out.outputs["nv-set.txt"] = "".join(c + "\n" for c in nvue_config.render_nv_set(ports, profile))
-        out.after[current_rel] = nvue_config.render_nvue_yaml(ports, profile, current_text)
-    else:
-        raise UnifabError(f"no renderer for switch OS {switch.os!r}; known: sonic, eos, nvue")
+    renderer(out, switch, ports, profile, current_rel, (root / current_rel).read_text())
     return out
+
+
+def _render_sonic(
+    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+) -> None:
+    rendered = sonic_config.render_config_db(ports, profile, hwsku=switch.hwsku, platform=switch.platform)
+    current = json.loads(current_text)
+    out.outputs["config_db.json"] = json.dumps(rendered, indent=2, sort_keys=True) + "\n"
+    out.outputs["patch.json"] = json.dumps(sonic_config.json_patch(current, rendered), indent=2) + "\n"
+    after = sonic_config.apply_to_config_db(current, rendered)
+    out.after[rel] = json.dumps(after, indent=2, sort_keys=True) + "\n"
+
+
+def _render_eos(
+    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+) -> None:
+    cfg = eos_config.render_eos(ports, profile)
+    out.outputs["eos.cfg"] = cfg
+    out.after[rel] = eos_config.apply_to_running_config(current_text, cfg)
+
+
+def _render_nvue(
+    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+) -> None:
+    out.outputs["nv-set.txt"] = "".join(c + "\n" for c in nvue_config.render_nv_set(ports, profile))
+    out.after[rel] = nvue_config.render_nvue_yaml(ports, profile, current_text)
+
+
+SwitchRenderer = Callable[[DevicePlan, Switch, list[PortSpec], QosProfile, str, str], None]
+# The intent's configuration for each platform it can render (see unifab.platforms; not InfiniBand).
+SWITCH_RENDERERS: dict[str, SwitchRenderer] = {"sonic": _render_sonic, "eos": _render_eos, "nvue": _render_nvue}
 
 
 def _nccl(intent: Intent, fabric: Fabric) -> str:
@@ -347,9 +376,29 @@ def output_files(fp: FabricPlan) -> Iterator[tuple[str, str]]:
     yield "jobs/nccl.env", fp.nccl_env
 
 
+OUTPUT_MARKER = ".unifab-output"  # in every directory write_tree made: only those may be replaced
+
+
 def write_tree(target: Path, files: Iterator[tuple[str, str]], copy_from: Path | None = None) -> None:
-    """Write ``files`` (over a copy of ``copy_from``) as directory ``target``, atomically."""
+    """Write ``files`` (over a copy of ``copy_from``) as directory ``target``, atomically.
+
+    ``target`` may be new, empty, or an earlier output of this function (it holds :data:`OUTPUT_MARKER`);
+    anything else — a bundle, the current directory, someone's files — is refused with a :class:`UsageError`,
+    never deleted. The preview of a bundle may not be written into, over or above that bundle.
+    """
     target = target.resolve()
+    if target.exists():
+        if not target.is_dir():
+            raise UsageError(f"{target} exists and is not a directory")
+        if any(target.iterdir()) and not (target / OUTPUT_MARKER).is_file():
+            raise UsageError(
+                f"{target} is not empty and was not written by unifab render: give a new directory "
+                "(unifab replaces only its own earlier output)"
+            )
+    if copy_from is not None:
+        source = copy_from.resolve()
+        if target == source or source in target.parents or target in source.parents:
+            raise UsageError(f"the preview {target} would overwrite the bundle {source}: give a directory beside it")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -364,6 +413,7 @@ def write_tree(target: Path, files: Iterator[tuple[str, str]], copy_from: Path |
             path.write_text(text)
             if rel.endswith(".sh"):
                 path.chmod(0o755)
+        (stage / OUTPUT_MARKER).write_text("written by unifab render; unifab may replace this directory\n")
         old = tmp / "old"
         if target.exists():
             target.rename(old)

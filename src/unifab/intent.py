@@ -32,7 +32,36 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from unifab.errors import IntentError
 from unifab.intent_presets import PRESETS
-from unifab.render.profile import EcnQueue, EtsWeight, QosProfile, WatchdogProfile
+from unifab.profile import EcnQueue, EtsWeight, QosProfile, WatchdogProfile
+
+__all__ = [
+    "DEFAULT_CABLE_M",
+    "DEFAULT_PROFILE_NAME",
+    "SELECTOR_RANK",
+    "CableM",
+    "ClassSpec",
+    "DcqcnName",
+    "Device",
+    "Dscp",
+    "EcnSpec",
+    "EtsSpec",
+    "HeadroomSpec",
+    "Intent",
+    "IntentSpec",
+    "MatchSpec",
+    "MtuSpec",
+    "NcclSpec",
+    "OverrideSpec",
+    "Percent",
+    "Prio",
+    "QosSpec",
+    "WatchdogSpec",
+    "load_intent",
+    "merge",
+    "nccl_settings",
+    "parse_intent",
+    "resolve",
+]
 
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Prio = Annotated[int, Field(ge=0, le=7)]

@@ -11,6 +11,8 @@ from typing import Any
 
 from unifab.parse.switch import nvue
 
+__all__ = ["MLX5_DCQCN", "PRESETS", "percent_shares"]
+
 # DCQCN reaction/notification point defaults of ConnectX firmware (mlxconfig q), reference
 # host-nic-roce §2.3, by their MLNX_OFED ecn/ sysfs names (§2.1).
 MLX5_DCQCN: dict[str, int] = {

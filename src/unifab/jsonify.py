@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+__all__ = ["JsonValue", "dumps", "to_jsonable"]
+
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
 

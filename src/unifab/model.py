@@ -12,7 +12,37 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from unifab.render.profile import QosProfile
+    from unifab.profile import QosProfile
+
+__all__ = [
+    "Endpoint",
+    "EtsClass",
+    "Fabric",
+    "Finding",
+    "Fix",
+    "Gid",
+    "Gpu",
+    "Headroom",
+    "Host",
+    "Job",
+    "Link",
+    "Nic",
+    "NicQos",
+    "PcieLink",
+    "PfcWatchdog",
+    "Port",
+    "PortQos",
+    "QueueQos",
+    "Severity",
+    "Switch",
+    "Transceiver",
+    "TransceiverLane",
+    "host_id",
+    "link_id",
+    "nic_id",
+    "port_id",
+    "switch_id",
+]
 
 
 class Severity(enum.Enum):
@@ -347,6 +377,16 @@ class Finding:
 
     def sort_key(self) -> tuple[int, str, str]:
         return (-self.severity.rank, self.check, self.entities[0] if self.entities else self.message)
+
+    @property
+    def key(self) -> str:
+        """Stable identity across snapshots: the check id and the subject (what a store tracks first/last seen by).
+
+        The same problem on the same link, port or device has the same key in every snapshot, whatever its
+        message or evidence say this time; two findings of one snapshot never share a key.
+        """
+        subject = ",".join(f"{k}={v}" for k, v in sorted(self.subject.items()))
+        return f"{self.check}|{subject}"
 
 
 @dataclass(frozen=True, slots=True)

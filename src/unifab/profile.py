@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+__all__ = ["EcnQueue", "EtsWeight", "PortSpec", "QosProfile", "WatchdogProfile"]
+
 
 @dataclass(frozen=True, slots=True)
 class EtsWeight:

@@ -10,17 +10,16 @@ from typing import Any
 import pytest
 
 from unifab.checks.context import CheckContext
-from unifab.checks.headroom import (
-    CHECKS,
+from unifab.checks.headroom import CHECKS, check_headroom
+from unifab.model import Fabric, Finding, Headroom, Severity
+from unifab.qos.headroom import (
     SPECTRUM_ASICS,
-    check_headroom,
     guess_asic,
     mlx5_required_buffer,
     mlx5_xoff_bytes,
     qbb_xoff_bytes,
     sonic_mellanox_xoff,
 )
-from unifab.model import Fabric, Finding, Headroom, Severity
 
 FabricFactory = Callable[..., Fabric]
 

@@ -41,6 +41,7 @@ def test_unknown_job_names_the_known_ones(make_fabric: FabricFactory) -> None:
         run_checks(fabric, job="nope")
 
 
+@pytest.mark.slow
 def test_job_includes_its_leaves_uplinks(tmp_path: Path) -> None:
     generate(tmp_path / "b", gpus=512, seed=4, scenarios=("uplink-mtu",))  # two scalable units
     fabric = load_bundle(tmp_path / "b")

@@ -177,7 +177,7 @@ def _ib_fabric(root: Path, discovered_text: str, plan_text: str | None) -> Fabri
     if plan_text is not None:
         known_good = ibnetdiscover.named_links(ibnetdiscover.parse(plan_text, "known-good ibnetdiscover"))
         cables = tuple(cabling.PlannedCable(lk.a_node, lk.a_port, lk.b_node, lk.b_port, None) for lk in known_good)
-        write["plan/cabling.csv"] = cabling.render(cables)
+        write["plan/cabling.csv"] = cabling.dump(cables)
     for rel, text in write.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)

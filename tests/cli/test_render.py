@@ -201,3 +201,32 @@ def test_neither_out_nor_preview_says_what_to_give(tmp_path: Path) -> None:
     result = runner.invoke(app, ["render", str(intent), "--gpus", "8"])
     assert result.exit_code == 2
     assert "--out DIR" in result.stderr and "--write-bundle DIR" in result.stderr
+
+
+def test_render_never_deletes_what_it_did_not_write(tmp_path: Path) -> None:
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(intent_yaml())
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "todo.txt").write_text("keep me")
+    refused = runner.invoke(app, ["render", str(intent), "--gpus", "8", "--out", str(mine), "-q"])
+    assert refused.exit_code == 2
+    assert "was not written by unifab render" in refused.stderr
+    assert (mine / "todo.txt").read_text() == "keep me"
+    out = tmp_path / "out"
+    for _ in range(2):  # its own earlier output it may replace
+        again = runner.invoke(app, ["render", str(intent), "--gpus", "8", "--out", str(out), "-q"])
+        assert again.exit_code == 0, again.output
+
+
+def test_the_preview_may_not_overwrite_its_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    write_bundle(build(8), bundle)
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    for target in (bundle, bundle / "fixed", tmp_path):
+        result = runner.invoke(
+            app, ["render", str(bundle / "fabric.yaml"), "--bundle", str(bundle), "--write-bundle", str(target), "-q"]
+        )
+        assert result.exit_code == 2, target
+        assert "unifab: error:" in result.stderr
+    assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before

@@ -10,7 +10,8 @@ from fake_netbox import TOKEN, recorded, serve
 from typer.testing import CliRunner
 
 from unifab.cli.topo import topo_app
-from unifab.parse.plan import cabling, rail_template
+from unifab.parse.plan import cabling
+from unifab.twin import rail_template
 
 runner = CliRunner()
 app = typer.Typer()

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from unifab.checks.incremental import Session
 from unifab.cli import app
 from unifab.cli.watch import changed_paths, snapshot, watch
+from unifab.session.incremental import Session
 
 
 @pytest.fixture

@@ -7,9 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from bundle_paths import within
 
-from unifab.collect.bundle import Problems, load_bundle
+from unifab.collect.bundle import load_bundle
 from unifab.collect.eos import eos_lldp_links, switch_from_eos, switch_from_eos_config
+from unifab.collect.problems import Problems
 from unifab.model import Endpoint, PfcWatchdog, Switch
 from unifab.parse.switch import eos_config
 
@@ -190,15 +192,15 @@ def test_show_outputs_fill_what_the_config_leaves_out(samples: Path, tmp_path: P
     shutil.copy(src / "eos-4.23.5M_leaf01_show_interfaces.json", eos / "show-interfaces.json")
     shutil.copy(src / "eos-4.23.5M_leaf01_show_lldp_neighbors_detail.json", eos / "show-lldp-neighbors-detail.json")
     (eos / "show-version.json").write_text(json.dumps(_show_version(samples, "leaf01")))
-    problems = Problems(tmp_path)
-    sw = switch_from_eos("leaf01", eos, problems)
+    problems = Problems(within(tmp_path))
+    sw = switch_from_eos("leaf01", within(tmp_path, eos), problems)
     assert problems.findings == [] and sw is not None
     assert (sw.platform, sw.version) == ("vEOS", "4.23.5M")
     e1, e2, e3 = sw.ports["Ethernet1"], sw.ports["Ethernet2"], sw.ports["Ethernet3"]
     assert e1.mtu == 1500 and e3.mtu == 9214  # oper MTU (a port-channel member) over the routed default 1500
     assert (e2.mtu, e2.description) == (9000, "to spine02")  # the config wins where it speaks
     assert e1.description is None and e1.speed_mbps is None  # oper "" and bandwidth 0 (vEOS) are unknown
-    links = eos_lldp_links("leaf01", eos, problems)
+    links = eos_lldp_links("leaf01", within(tmp_path, eos), problems)
     assert {(str(lk.a), str(lk.b)) for lk in links} == {
         ("leaf01:Ethernet1", "spine01:Ethernet1"),
         ("leaf01:Ethernet2", "spine02:Ethernet1"),
@@ -217,7 +219,7 @@ def test_lldp_remote_port_from_mac_peer_and_domain(samples: Path, tmp_path: Path
     eos = _eos_dir(tmp_path, "sw1")
     text = (samples / "switch/eos/eos_show_lldp_neighbors_detail.json").read_text()
     (eos / "show-lldp-neighbors-detail.json").write_text(text.replace('"some-switch"', '"some-switch.example.net"'))
-    links = eos_lldp_links("sw1", eos, Problems(tmp_path))
+    links = eos_lldp_links("sw1", within(tmp_path, eos), Problems(within(tmp_path)))
     assert sorted((lk.a, lk.b) for lk in links) == [
         (Endpoint("sw1", "Ethernet1/1"), Endpoint("some-server", "eth0")),
         (Endpoint("sw1", "Ethernet26/1"), Endpoint("some-other-switch", "et-0/0/20")),
@@ -251,7 +253,7 @@ def test_show_outputs_are_optional(tmp_path: Path, missing: str) -> None:
     for name, body in other.items():
         if name != missing:
             (eos / name).write_text(body)
-    problems = Problems(tmp_path)
-    sw = switch_from_eos("sw", eos, problems)
+    problems = Problems(within(tmp_path))
+    sw = switch_from_eos("sw", within(tmp_path, eos), problems)
     assert problems.findings == [] and sw is not None
     assert sw.ports["Ethernet1"].mtu == 9214

@@ -10,8 +10,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from unifab.collect.bundle import Problems, load_bundle
+from bundle_paths import within
+
+from unifab.collect.bundle import load_bundle
 from unifab.collect.nvue import nvue_lldp_links, switch_from_nvue
+from unifab.collect.problems import Problems
 from unifab.model import Endpoint, PfcWatchdog, Switch
 
 GOLDEN = Path(__file__).resolve().parents[1] / "parse" / "switch" / "golden"
@@ -21,8 +24,8 @@ def _switch(tmp_path: Path, name: str, yaml_file: str) -> tuple[Switch, Problems
     nvue_dir = tmp_path / "switches" / name / "nvue"
     nvue_dir.mkdir(parents=True)
     shutil.copy(GOLDEN / yaml_file, nvue_dir / "config.yaml")
-    problems = Problems(tmp_path)
-    sw = switch_from_nvue(name, nvue_dir, problems)
+    problems = Problems(within(tmp_path))
+    sw = switch_from_nvue(name, within(tmp_path, nvue_dir), problems)
     assert sw is not None
     return sw, problems
 
@@ -128,7 +131,7 @@ def test_bundle_with_lldpd_neighbors(samples: Path, tmp_path: Path) -> None:
     fabric = load_bundle(tmp_path)
     assert fabric.input_findings == []
     assert fabric.switches["leaf01"].os == "nvue"
-    links = nvue_lldp_links("leaf01", nvue_dir, Problems(tmp_path))
+    links = nvue_lldp_links("leaf01", within(tmp_path, nvue_dir), Problems(within(tmp_path)))
     # the hosts send their MAC as port id: the remote port is the port description (the netdev)
     assert sorted((lk.a, lk.b) for lk in links) == [
         (Endpoint("leaf01", "swp1"), Endpoint("gpu-node-001", "ens1np0")),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from unifab.checks.headroom import SPECTRUM_ASICS, guess_asic, qbb_xoff_bytes, sonic_mellanox_xoff
 from unifab.collect.switch_view import PortView
-from unifab.render.profile import PortSpec, QosProfile
+from unifab.profile import PortSpec, QosProfile
+from unifab.qos.headroom import SPECTRUM_ASICS, guess_asic, qbb_xoff_bytes, sonic_mellanox_xoff
 
 EOS_ACTIONS = {"drop": "drop", "forward": "forward", "alert": "alert"}
 

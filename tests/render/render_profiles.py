@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from unifab.render.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
+from unifab.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
 
 ROCE = QosProfile(
     name="ROCE",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from unifab.render.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
+from unifab.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
 
 SPEEDS = (10_000, 25_000, 40_000, 50_000, 100_000, 200_000, 400_000, 800_000)
 PORT_PREFIX = {"sonic": "Ethernet", "eos": "Ethernet", "nvue": "swp"}

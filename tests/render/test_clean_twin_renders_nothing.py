@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from unifab.checks.runner import run_checks
 from unifab.cli import app
 from unifab.collect.bundle import load_bundle
+from unifab.fabric_plan import DevicePlan, plan, write_tree
 from unifab.intent import load_intent
-from unifab.render.write_bundle import DevicePlan, plan, write_tree
 from unifab.twin.cluster import SPINE_CABLE_M, TwinPort, TwinSwitch, port_name
 from unifab.twin.generate import generate
 from unifab.twin.scenarios import SCENARIOS

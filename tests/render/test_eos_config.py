@@ -13,8 +13,8 @@ from strategies import port_sets, profiles
 from unifab.collect.switch_view import parse_eos
 from unifab.errors import RenderError
 from unifab.parse.switch import eos_config as ec
+from unifab.profile import PortSpec, QosProfile, WatchdogProfile
 from unifab.render.eos_config import apply_to_running_config, render_eos
-from unifab.render.profile import PortSpec, QosProfile, WatchdogProfile
 
 
 def _sample(samples: Path, name: str) -> str:

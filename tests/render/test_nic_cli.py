@@ -273,7 +273,7 @@ elif (obj, verb, rest[0]) == ("buffer", "set", "buffer-size"):
     q = replace(q, buffers=replace(q.buffers, sizes=tuple(int(s) for _, s in sorted(pairs))))
 else:
     sys.exit(f"dcb: unsupported {sys.argv[1:]}")
-state.write_text(m.render(q))
+state.write_text(m.dump(q))
 """
 
 # `mlnx_qos --buffer_size` (a fix, not a host-script setting) on top of the host-script test's fake mlnx_qos
@@ -292,7 +292,7 @@ if "--buffer_size" in sys.argv:
     q = m.parse(state.read_text())
     sizes = tuple(int(s) for s in sys.argv[sys.argv.index("--buffer_size") + 1].split(","))
     assert len(sizes) == 8, "buffer_size takes 8 sizes"
-    state.write_text(m.render(replace(q, buffers=replace(q.buffers, sizes=sizes))))
+    state.write_text(m.dump(replace(q, buffers=replace(q.buffers, sizes=sizes))))
     sys.exit(0)
 """
     + FAKE_MLNX_QOS

@@ -16,16 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from bundle_paths import within
 
-from unifab.collect.bundle import Problems
 from unifab.collect.host import load_host
+from unifab.collect.problems import Problems
 from unifab.errors import UsageError
 from unifab.intent import Device, parse_intent, resolve
 from unifab.parse.host import bnxt_qos
+from unifab.profile import QosProfile
 from unifab.render import host_script, nic_bnxt
 from unifab.render.host_qos import render_host_script
 from unifab.render.host_script import NicTarget
-from unifab.render.profile import QosProfile
 from unifab.twin.cluster import build
 from unifab.twin.writer import write_bundle
 
@@ -43,7 +44,7 @@ q = m.parse((full if full.exists() else state).read_text())
 sets = [a for a in args if a not in ("-i", ifc, "-a")]
 if not sets:
     shown = q if "-a" in args else replace(q, tcs=tuple(t for t in q.tcs if t.priorities))
-    sys.stdout.write(m.render(shown))
+    sys.stdout.write(m.dump(shown))
     sys.exit(0)
 with open(os.environ["UNIFAB_LOG"], "a") as log:
     log.write("mlnx_qos " + " ".join(args) + "\n")
@@ -80,8 +81,8 @@ if "--prio2buffer" in opts:
     q = replace(q, buffers=replace(q.buffers, prio2buffer=p2b))
 if "--cable_len" in opts:
     q = replace(q, cable_len=int(opts["--cable_len"][0]))
-full.write_text(m.render(q))
-state.write_text(m.render(replace(q, tcs=tuple(t for t in q.tcs if t.priorities))))
+full.write_text(m.dump(q))
+state.write_text(m.dump(replace(q, tcs=tuple(t for t in q.tcs if t.priorities))))
 """
 
 FAKE_ETHTOOL = r"""
@@ -96,7 +97,7 @@ if args[0] == "-a":
     sys.exit(0)
 with open(os.environ["UNIFAB_LOG"], "a") as log:
     log.write("ethtool " + " ".join(args) + "\n")
-path.write_text(e.render(e.PauseParams(args[1], autoneg=False, rx=False, tx=False)))
+path.write_text(e.dump(e.PauseParams(args[1], autoneg=False, rx=False, tx=False)))
 """
 
 # iproute2 dcb: `dcb OBJ show dev IF ATTR` prints "ATTR k:v k:v ..."; set/replace stores the pairs
@@ -260,7 +261,7 @@ def test_mlx5_script_configures_once_then_reads_only(tmp_path: Path, twin_host: 
     assert second.rstrip().endswith("unifab-qos: 0 setting(s) changed")
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == snapshot
 
-    host, _ = load_host(root, Problems(root))
+    host, _ = load_host(within(root), Problems(within(root)))
     for nic in host.nics.values():
         assert nic.mtu == 4200
         assert nic.qos is not None

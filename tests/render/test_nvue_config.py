@@ -14,8 +14,8 @@ from strategies import port_sets, profiles
 from unifab.collect.switch_view import parse_nvue
 from unifab.errors import ParseError, RenderError
 from unifab.parse.switch import nvue
+from unifab.profile import PortSpec, QosProfile, WatchdogProfile
 from unifab.render.nvue_config import pfcwd_timers, render_nv_set, render_nvue_yaml
-from unifab.render.profile import PortSpec, QosProfile, WatchdogProfile
 
 GOLDEN = Path(__file__).resolve().parents[1] / "parse" / "switch" / "golden"
 

@@ -17,7 +17,7 @@ from strategies import port_sets, profiles
 from unifab.collect.switch_view import parse_sonic
 from unifab.errors import ParseError, RenderError
 from unifab.parse.switch import sonic_config_db
-from unifab.render.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
+from unifab.profile import EcnQueue, EtsWeight, PortSpec, QosProfile, WatchdogProfile
 from unifab.render.sonic_config import apply_to_config_db, json_patch, render_config_db, validate_config_db
 
 PORT = PortSpec("Ethernet0", 400_000, "host")

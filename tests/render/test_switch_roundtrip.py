@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from unifab.cli import app
 from unifab.parse.plan import cabling
 from unifab.parse.switch import eos_config, nvue, sonic_qos
+from unifab.profile import PortSpec
 from unifab.render.eos_config import apply_to_running_config, render_eos
 from unifab.render.nvue_config import render_nvue_yaml
-from unifab.render.profile import PortSpec
 from unifab.render.sonic_config import apply_to_config_db, json_patch, render_config_db, validate_config_db
 
 # switch-side misconfigurations of the twin (the host-side ones are the NIC renderers' to fix)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from unifab.checks.context import CheckContext, _baseline
-from unifab.checks.incremental_counts import BaselineCounts, PortCounts, ordered_port_values
 from unifab.model import Endpoint, Fabric, Link, Port, Switch
+from unifab.session.counts import BaselineCounts, PortCounts, ordered_port_values
 
 FabricFactory = Callable[..., Fabric]
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from unifab.checks.incremental import Session, diff_findings, finding_key
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.errors import BundleError
 from unifab.model import Finding
+from unifab.session.incremental import Session, diff_findings, finding_key
 from unifab.twin.generate import generate
 from unifab.twin.scenarios import SCENARIOS
 

@@ -58,7 +58,7 @@ def test_module_file_round_trips(bundle: tuple[Path, Fabric]) -> None:
     m = ethtool_module.parse(text)
     assert m.serial_number == "MT2400000013"
     assert m == module_eeprom("MT2400000013")
-    assert ethtool_module.render(m) == text
+    assert ethtool_module.dump(m) == text
 
 
 def test_module_readings_are_inside_thresholds() -> None:
@@ -86,7 +86,7 @@ def test_gpu_uuids_come_from_dmesg_and_match_pci(bundle: tuple[Path, Fabric]) ->
     assert len(host.gpus) == 8
     for index, gpu in host.gpus.items():
         assert gpu.uuid == gpu_uuid(1, index)
-        assert gpu.pci_bus_id is not None and xid.render(host_dmesg(1)).count(gpu.pci_bus_id[:-2] + ":") == 1
+        assert gpu.pci_bus_id is not None and xid.dump(host_dmesg(1)).count(gpu.pci_bus_id[:-2] + ":") == 1
         assert gpu.xids == ()
 
 
@@ -95,5 +95,5 @@ def test_dmesg_round_trips(bundle: tuple[Path, Fabric]) -> None:
     text = (root / "hosts" / "gpu001" / "cmd" / "dmesg.txt").read_text()
     log = xid.parse(text)
     assert log == host_dmesg(0) and log.events == ()
-    assert xid.render(log) == text
+    assert xid.dump(log) == text
     assert len({gpu_uuid(h, g) for h in range(3) for g in range(8)}) == 24

@@ -25,7 +25,7 @@ from unifab.parse.host import (
     traffic_class,
     xid,
 )
-from unifab.twin import host_files
+from unifab.twin import hardware, host_files
 from unifab.twin.cluster import build
 
 HOST_FILE = re.compile(r"^hosts/(?P<host>[^/]+)/(?P<rel>.+)$")
@@ -119,7 +119,7 @@ def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int
     for d in devices:
         [port] = d.ports
         assert (port.link_layer, port.state) == ("Ethernet", "PORT_ACTIVE")
-        assert port.active_mtu == host_files.active_mtu(mtu[netdev_of[d.hca_id]])
+        assert port.active_mtu == hardware.active_mtu(mtu[netdev_of[d.hca_id]])
         assert port.active_mtu == (4096 if mtu[netdev_of[d.hca_id]] == 9000 else 1024)
     # ethtool -S: pause counters exactly on the PFC priorities
     for rel, text in files["ethtool-S"].items():
@@ -141,7 +141,7 @@ def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int
         [port] = device.ports
         want = (200.0, "2X") if int(netdev_of[dev].removeprefix("eth")) in slow else (400.0, "4X")
         assert (port.state, port.rate_gbps, port.width, port.speed) == ("ACTIVE", *want, "NDR")
-        assert port.link_layer == "Ethernet" and set(port.hw_counters) == set(host_files.HW_COUNTERS)
+        assert port.link_layer == "Ethernet" and set(port.hw_counters) == set(hardware.HW_COUNTERS)
     # rdma_cm: RoCE v2, TOS 106 (DSCP 26)
     cm: dict[str, dict[str, str]] = {}
     for rel, text in files["roce-tos"].items():
@@ -184,7 +184,7 @@ def _check_gpu_topology(files: dict[str, dict[str, str]], src: str, off_switch: 
 )
 def test_active_mtu_follows_the_kernel(netdev_mtu: int, expected: int) -> None:
     """96 bytes of RoCE headers come off the netdev MTU (iboe_get_mtu), then the largest IB MTU that fits."""
-    assert host_files.active_mtu(netdev_mtu) == expected
+    assert hardware.active_mtu(netdev_mtu) == expected
 
 
 def test_gids_and_guid_come_from_the_mac() -> None:
@@ -192,8 +192,8 @@ def test_gids_and_guid_come_from_the_mac() -> None:
     gids = host_files.nic_gids(nic)
     assert gids[0].gid == "fe80:0000:0000:0000:0e42:a1ff:fe01:0105"
     assert (gids[3].gid, gids[3].ipv4) == ("0000:0000:0000:0000:0000:ffff:0a69:0101", "10.105.1.1")
-    assert host_files.nic_ibv_device(nic).node_guid == "0e42:a1ff:fe01:0105"
-    assert show_gids.parse(show_gids.render(gids)) == gids
+    assert hardware.nic_ibv_device(nic).node_guid == "0e42:a1ff:fe01:0105"
+    assert show_gids.parse(show_gids.dump(gids)) == gids
 
 
 def test_identical_texts_are_rendered_once() -> None:

@@ -147,7 +147,7 @@ def test_acs_turned_on_reaches_the_model(tmp_path: Path) -> None:
     on = lspci.AcsBits(True, False, True, True, True, False, False)
     bridge = host_lspci("mlx5").devices[4]  # the downstream port above NIC 1
     devices = tuple(d if d.bdf != bridge.bdf else replace(d, acs=on) for d in record.devices)
-    path.write_text(lspci.render(lspci.Lspci(devices)))
+    path.write_text(lspci.dump(lspci.Lspci(devices)))
     assert load_bundle(tmp_path / "b").hosts["gpu001"].acs_enabled_bridges == (bridge.bdf,)
 
 

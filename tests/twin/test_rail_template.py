@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from unifab.errors import UsageError
-from unifab.parse.plan import cabling, rail_template
+from unifab.parse.plan import cabling
+from unifab.twin import rail_template
 
 
 def test_superpod_su1_numbers() -> None:
@@ -35,7 +36,7 @@ def test_rail_alignment_and_port_is_host_slot() -> None:
 def test_twin_bundle_plan_equals_the_template(twin_bundle: Path) -> None:
     """The session twin: 128 GPUs, 32 hosts per SU, 8 spines (scenarios change cabling, never the plan)."""
     twin_plan = (twin_bundle / "plan" / "cabling.csv").read_text()
-    assert cabling.render(rail_template.plan(rail_template.shape(128, 8, 32))) == twin_plan
+    assert cabling.dump(rail_template.plan(rail_template.shape(128, 8, 32))) == twin_plan
 
 
 def test_four_rail_hosts() -> None:

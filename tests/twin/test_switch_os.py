@@ -3,6 +3,7 @@ same per-port values as the SONiC twin, and every twin port setting survives the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ from unifab.intent import Device, parse_intent, resolve
 from unifab.model import Fabric
 from unifab.parse.host import lldpcli
 from unifab.parse.switch import eos_config, eos_json, nvue
+from unifab.profile import PortSpec
 from unifab.render.nvue_config import render_nvue_yaml
-from unifab.render.profile import PortSpec
 from unifab.twin.cluster import CNP_PRIO, ROCE_DSCP, ROCE_PRIO, build, port_name
 from unifab.twin.generate import generate
 from unifab.twin.writer import write_bundle
@@ -47,18 +48,31 @@ def _port_values(fabric: Fabric) -> dict[tuple[str, str], tuple[Any, ...]]:
 
 
 @pytest.fixture(scope="module")
-def sonic_values(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Any, ...]]:
-    out = tmp_path_factory.mktemp("sonic") / "b"
-    generate(out, gpus=GPUS, seed=1)
-    return _port_values(load_bundle(out))
+def clean_twin(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``clean_twin(switch_os)``: the clean 64-GPU twin (seed 1) on that OS, generated once per module.
+    Tests only read it."""
+    made: dict[str, Path] = {}
+
+    def get(switch_os: str) -> Path:
+        if switch_os not in made:
+            out = tmp_path_factory.mktemp(switch_os) / "b"
+            generate(out, gpus=GPUS, seed=1, switch_os=switch_os)
+            made[switch_os] = out
+        return made[switch_os]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def sonic_values(clean_twin: Callable[[str], Path]) -> dict[tuple[str, str], tuple[Any, ...]]:
+    return _port_values(load_bundle(clean_twin("sonic")))
 
 
 @pytest.mark.parametrize("switch_os", ["eos", "nvue", "mixed"])
 def test_clean_twin_has_no_findings_and_sonic_values(
-    tmp_path: Path, switch_os: str, sonic_values: dict[tuple[str, str], tuple[Any, ...]]
+    clean_twin: Callable[[str], Path], switch_os: str, sonic_values: dict[tuple[str, str], tuple[Any, ...]]
 ) -> None:
-    generate(tmp_path / "b", gpus=GPUS, seed=1, switch_os=switch_os)
-    fabric = load_bundle(tmp_path / "b")
+    fabric = load_bundle(clean_twin(switch_os))
     assert fabric.input_findings == []
     assert run_checks(fabric) == []
     expected_os = {"sonic", "eos", "nvue"} if switch_os == "mixed" else {switch_os}
@@ -169,18 +183,18 @@ def test_every_port_setting_is_encoded(tmp_path: Path, switch_os: str) -> None:
     assert untouched.queues[ROCE_PRIO].ecn_min_bytes == 150_000
 
 
-def test_nvue_twin_ports_render_and_parse_back(tmp_path: Path) -> None:
+def test_nvue_twin_ports_render_and_parse_back(clean_twin: Callable[[str], Path]) -> None:
     """NVUE twin ports are Cumulus ``swp<n>`` names, so the NVUE renderer takes them and its YAML reads back."""
-    generate(tmp_path / "b", gpus=GPUS, seed=1, switch_os="nvue")
-    path = tmp_path / "b" / "switches" / "leaf-su1-r0" / "nvue" / "config.yaml"
+    bundle = clean_twin("nvue")
+    path = bundle / "switches" / "leaf-su1-r0" / "nvue" / "config.yaml"
     current = path.read_text()
     cfg = nvue.parse(current, str(path))
-    host_lldp = lldpcli.parse((tmp_path / "b" / "hosts" / "gpu003" / "cmd" / "lldpcli.json").read_text(), "lldp")
+    host_lldp = lldpcli.parse((bundle / "hosts" / "gpu003" / "cmd" / "lldpcli.json").read_text(), "lldp")
     leaf_ends = {(n.local_port, n.system_name, n.port_id) for n in host_lldp}
     assert ("eth0", "leaf-su1-r0", "swp3") in leaf_ends and all(n.system_descr.startswith("Cumulus") for n in host_lldp)
     hosts, uplinks = [f"swp{n}" for n in range(1, 9)], [f"swp{n}" for n in range(33, 41)]  # 8 hosts, 8 spines
     assert sorted(cfg.interfaces, key=lambda n: int(n[3:])) == hosts + uplinks
-    profile = resolve(parse_intent((tmp_path / "b" / "fabric.yaml").read_text()), Device("leaf-su1-r0", "leaf"))
+    profile = resolve(parse_intent((bundle / "fabric.yaml").read_text()), Device("leaf-su1-r0", "leaf"))
     specs = [
         PortSpec(name, q.speed_mbps or 0, *(("host", 3) if name in hosts else ("fabric", 30)))
         for name, q in cfg.interfaces.items()

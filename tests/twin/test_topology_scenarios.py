@@ -66,7 +66,10 @@ def test_each_scenario_alone(tmp_path: Path, scenario: str) -> None:
             assert {x.device for x in f.fix} == {t["device"]}
 
 
-@pytest.mark.parametrize(("gpus", "seed"), [(64, 1), (256, 2), (512, 7), (1024, 11)])
+@pytest.mark.parametrize(
+    ("gpus", "seed"),
+    [(64, 1), (256, 2), pytest.param(512, 7, marks=pytest.mark.slow), pytest.param(1024, 11, marks=pytest.mark.slow)],
+)
 def test_all_scenarios_recall_and_no_extra_findings(tmp_path: Path, gpus: int, seed: int) -> None:
     names = (*SCENARIOS, *ALL_TOPOLOGY)
     truth = _generate(tmp_path / "b", gpus, seed, names)

@@ -18,7 +18,16 @@ def _expected(truth: dict) -> set[tuple[str, str]]:  # type: ignore[type-arg]
     return {(m["check"], entity) for m in truth["misconfigurations"] for entity in m["entities"]}
 
 
-@pytest.mark.parametrize(("gpus", "seed"), [(64, 1), (256, 2), (512, 7), (1024, 11), (1024, 12)])
+@pytest.mark.parametrize(
+    ("gpus", "seed"),
+    [
+        (64, 1),
+        (256, 2),
+        pytest.param(512, 7, marks=pytest.mark.slow),
+        pytest.param(1024, 11, marks=pytest.mark.slow),
+        pytest.param(1024, 12, marks=pytest.mark.slow),
+    ],
+)
 def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed: int) -> None:
     result = generate(tmp_path / "b", gpus=gpus, seed=seed, scenarios=tuple(SCENARIOS))
     truth = json.loads((tmp_path / "b" / "truth.json").read_text())
@@ -81,7 +90,11 @@ def test_same_seed_same_bundle(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"gpus": 4}, "at least 8"), ({"gpus": 64, "scenarios": ("nope",)}, "unknown scenario 'nope'")],
+    [
+        ({"gpus": 4}, "positive multiple of 8"),
+        ({"gpus": 100}, "positive multiple of 8"),
+        ({"gpus": 64, "scenarios": ("nope",)}, "unknown scenario .nope."),
+    ],
 )
 def test_bad_arguments(tmp_path: Path, kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(UsageError, match=message):

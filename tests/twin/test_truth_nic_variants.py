@@ -17,7 +17,7 @@ CASES = [  # (NIC vendor, NIC driver, switch OS, GPUs, seed): a handful of bundl
     ("mixed", "mixed", "sonic", 128, 1),
     ("mixed", "mixed", "eos", 256, 2),
     ("mixed", "mixed", "nvue", 384, 3),
-    ("mixed", "mixed", "mixed", 512, 4),
+    pytest.param("mixed", "mixed", "mixed", 512, 4, marks=pytest.mark.slow),
     ("bnxt", "ofed", "eos", 128, 5),
     ("bnxt", "ofed", "mixed", 256, 6),
     ("mlx5", "upstream", "nvue", 128, 7),

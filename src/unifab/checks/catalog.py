@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from unifab.checks.registry import registry
 
+__all__ = ["render_markdown"]
+
 
 def render_markdown() -> str:
     lines = [

@@ -15,6 +15,8 @@ from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, QueueQos, Severity
 from unifab.render.nic_cli import NicFixes
 
+__all__ = ["CHECKS", "NO_CC", "check_cnp", "check_dcqcn_off", "check_ecn_off", "check_ecn_thresh"]
+
 NO_CC = (
     "without ECN marks and CNPs DCQCN never slows senders down, so congestion is handled by PFC alone: "
     "pause storms, head-of-line blocking and victim flows"

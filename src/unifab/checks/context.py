@@ -8,8 +8,23 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
-from unifab.render.profile import QosProfile
+from unifab.profile import QosProfile
 from unifab.render.switch_cli import SwitchCli, for_os
+
+__all__ = [
+    "DEFAULT_CNP_DSCP",
+    "DEFAULT_ROCE_DSCP",
+    "Baseline",
+    "CheckContext",
+    "H",
+    "NicLink",
+    "PortLink",
+    "fabric_baseline",
+    "intent_baseline",
+    "majority",
+    "overrides_fabric_dscp",
+    "roce_dscp_of",
+]
 
 H = TypeVar("H", bound=Hashable)
 
@@ -96,13 +111,14 @@ class CheckContext:
         hosts = {switch: tuple(sorted(names)) for switch, names in behind.items()}
         return cls(fabric, nic_links, fabric_baseline(fabric, nic_links), port_links, hosts, uplinks)
 
-    def os_of(self, switch: str) -> str:
+    def os_of(self, switch: str) -> str | None:
+        """The switch's OS (its platform's name); ``None`` for a switch that was not collected."""
         found = self.fabric.switches.get(switch)
-        return found.os if found is not None else "sonic"
+        return found.os if found is not None else None
 
     def cli(self, switch: str) -> SwitchCli:
-        """The fix-command dialect of a switch, by its OS."""
-        return for_os(self.os_of(switch))
+        """The fix-command dialect of a switch, by its platform."""
+        return for_os(self.os_of(switch), switch)
 
     def path_impact(self, pl: PortLink) -> dict[str, object]:
         """Who a bad switch↔switch link hurts: the hosts behind its leaf end and its share of their ECMP paths."""

@@ -8,6 +8,16 @@ from typing import Any
 from unifab.checks.context import NicLink, PortLink
 from unifab.model import Finding, Fix, Port, Severity
 
+__all__ = [
+    "NIC_KEYS",
+    "PORT_KEYS",
+    "SwitchWide",
+    "link_finding",
+    "merge_switch_wide",
+    "port_link_finding",
+    "sides_to_fix",
+]
+
 NIC_KEYS = ("device", "nic", "netdev")
 PORT_KEYS = ("device", "port")
 

@@ -12,6 +12,8 @@ from unifab.checks.context import CheckContext
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Job, Severity
 
+__all__ = ["CHECKS", "check_job_tc"]
+
 
 def _switch_tc(ctx: CheckContext, job: Job, dscp: int) -> int | None:
     """The TC the job's leaf ports give ``dscp`` (the first port that classifies by DSCP)."""

@@ -12,6 +12,19 @@ from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
 from unifab.render.nic_cli import NicFixes
 
+__all__ = [
+    "CHECKS",
+    "IB_MTUS",
+    "ROCE_HEADERS",
+    "check_cable_len",
+    "check_link_fec",
+    "check_link_speed",
+    "check_mtu",
+    "check_uplink_mtu",
+    "port_link_check",
+    "roce_active_mtu",
+]
+
 ROCE_HEADERS = 96  # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (iboe_get_mtu)
 IB_MTUS = (4096, 2048, 1024, 512, 256)
 

@@ -17,6 +17,19 @@ from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
 from unifab.render.nic_cli import NicFixes
 
+__all__ = [
+    "CHECKS",
+    "DROPS",
+    "PAUSE_COUNTERS",
+    "check_dscp_map",
+    "check_global_pause",
+    "check_pfc_lossy_roce",
+    "check_pfc_mismatch",
+    "check_pfcwd",
+    "check_tc_override",
+    "check_trust",
+]
+
 DROPS = "congestion drops RoCE packets and the NICs fall into go-back-N retransmission"
 
 

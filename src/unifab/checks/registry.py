@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from unifab.checks.context import CheckContext
     from unifab.model import Finding
 
+__all__ = ["CHECK_MODULES", "INPUT_CHECKS", "CheckFn", "CheckSpec", "registry"]
+
 CheckFn = Callable[["CheckContext"], Iterable["Finding"]]
 
 

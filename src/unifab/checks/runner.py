@@ -10,6 +10,8 @@ from unifab.checks.registry import registry
 from unifab.errors import UsageError
 from unifab.model import Fabric, Finding, Job
 
+__all__ = ["find_job", "run_checks", "scope_to_job"]
+
 
 def run_checks(fabric: Fabric, only: Collection[str] | None = None, job: str | None = None) -> list[Finding]:
     """Input findings from collection plus every registered check (or those in ``only``).

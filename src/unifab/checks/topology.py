@@ -40,10 +40,11 @@ from typing import Any
 
 from unifab.checks.context import CheckContext, majority
 from unifab.checks.registry import CheckSpec
-from unifab.checks.topology_common import LLDP_VERIFY, leaf_rail, nic_rail
+from unifab.checks.topology_common import leaf_rail, lldp_verify, nic_rail
 from unifab.checks.topology_nccl import CHECKS as NCCL_CHECKS
 from unifab.checks.topology_uplinks import CHECKS as UPLINK_CHECKS
 from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
+from unifab.render.nic_cli import NicFixes
 
 __all__ = [
     "CABLING_CHECKS",
@@ -53,6 +54,7 @@ __all__ = [
     "leaf_rail",
     "nic_rail",
     "rail_violation",
+    "topology_diff",
 ]
 
 MIN_LINKS_FOR_LOCAL_MAJORITY = 3
@@ -191,9 +193,7 @@ def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
     by_device: dict[str, list[str]] = {}
     for lk in links:
         end = _switch_end(fabric, lk)
-        switch = fabric.switches.get(end.node)
-        template = LLDP_VERIFY.get(switch.os if switch is not None else "sonic", LLDP_VERIFY["sonic"])
-        by_device.setdefault(end.node, []).append(template.format(port=end.port))
+        by_device.setdefault(end.node, []).extend(lldp_verify(fabric, end.node, end.port))
     return tuple(Fix(device, tuple(lines)) for device, lines in sorted(by_device.items()))
 
 
@@ -377,17 +377,9 @@ def check_rail(ctx: CheckContext) -> Iterator[Finding]:
     return _only(ctx, "TOPO-RAIL")
 
 
-# Commands that show a port's speed and optic after reseating or replacing it, in each switch OS's dialect.
-SPEED_VERIFY = {
-    "sonic": ("show interfaces status {port}", "show interfaces transceiver eeprom {port}"),
-    "eos": ("show interfaces {port} status", "show interfaces {port} transceiver"),
-    "nvue": ("nv show interface {port} link", "nv show interface {port} transceiver"),
-}
-
-
 def _speed_fix(ctx: CheckContext, switch: str, port: str) -> Fix:
-    templates = SPEED_VERIFY.get(ctx.os_of(switch), SPEED_VERIFY["sonic"])
-    return Fix(switch, tuple(t.format(port=port) for t in templates))
+    """The commands that show a port's speed and optic after reseating or replacing it, in its dialect."""
+    return Fix(switch, ctx.cli(switch).link_status(switch, port))
 
 
 def _speed(*values: int | None) -> int | None:
@@ -447,7 +439,7 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
                 "discovered": [_cable(nl.link)],
             },
             fix=(
-                Fix(nl.nic.host, (f"ethtool {nl.nic.netdev}", f"ethtool -m {nl.nic.netdev}")),
+                NicFixes(nl.nic).link_status(),
                 _speed_fix(ctx, nl.port.switch, nl.port.name),
             ),
             impact={
@@ -532,3 +524,11 @@ CHECKS = (
     ),
     *UPLINK_CHECKS,
 )
+
+
+def topology_diff(fabric: Fabric) -> list[Finding]:
+    """Every TOPO-* finding of a fabric (``unifab topo diff``), grouped by kind in catalog order, worst first."""
+    ctx = CheckContext.build(fabric)
+    order = {spec.id: i for i, spec in enumerate(CHECKS)}
+    found = [f for spec in CHECKS if spec.run is not None for f in spec.run(ctx)]
+    return sorted(found, key=lambda f: (order[f.check], f.sort_key()))

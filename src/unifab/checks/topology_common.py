@@ -9,16 +9,12 @@ from __future__ import annotations
 import re
 
 from unifab.model import Endpoint, Fabric
+from unifab.render.switch_cli import for_os
+
+__all__ = ["leaf_rail", "lldp_verify", "nic_rail", "rail_nics"]
 
 _LEAF_RAIL = re.compile(r"-r(\d+)$")
 _NIC_INDEX = (re.compile(r"^mlx5_(\d+)$"), re.compile(r"^eth(\d+)$"))
-
-# After recabling, the command that shows the port's LLDP neighbor, in each switch OS's dialect.
-LLDP_VERIFY = {
-    "sonic": "show lldp neighbors {port}",
-    "eos": "show lldp neighbors {port} detail",
-    "nvue": "nv show interface {port} lldp",
-}
 
 
 def leaf_rail(switch: str) -> int | None:
@@ -45,11 +41,13 @@ def nic_rail(fabric: Fabric, end: Endpoint) -> int | None:
     return None
 
 
-def lldp_verify(fabric: Fabric, switch: str, port: str) -> str:
-    """The command that shows what LLDP sees on ``switch``'s ``port``, in the switch OS's dialect."""
+def lldp_verify(fabric: Fabric, switch: str, port: str) -> tuple[str, ...]:
+    """The commands that show what is cabled to ``switch``'s ``port`` after recabling, in its platform's dialect.
+
+    A switch that was not collected has no known OS: the answer says so instead of guessing one.
+    """
     found = fabric.switches.get(switch)
-    template = LLDP_VERIFY.get(found.os if found is not None else "sonic", LLDP_VERIFY["sonic"])
-    return template.format(port=port)
+    return for_os(found.os if found is not None else None, switch).lldp_neighbors(switch, port)
 
 
 def rail_nics(fabric: Fabric) -> dict[str, dict[str, int]]:

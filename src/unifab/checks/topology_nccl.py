@@ -27,6 +27,8 @@ from unifab.checks.topology_common import rail_nics
 from unifab.model import Finding, Fix, Gpu, Host, Job, Severity
 from unifab.parse.sched.nccl_env import NcclDeviceList, device_list
 
+__all__ = ["CHECKS", "NEAR", "NIC_PORT", "RELATION_TEXT", "check_nccl_hca", "check_pcie_affinity"]
+
 NEAR = ("PIX", "PXB")  # within NCCL's default GPUDirect RDMA level
 NIC_PORT = 1
 RELATION_TEXT = {

@@ -20,6 +20,8 @@ from unifab.checks.registry import CheckSpec
 from unifab.checks.topology_common import lldp_verify
 from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
 
+__all__ = ["CHECKS", "check_uplinks", "ratio_text"]
+
 
 @dataclass(slots=True)
 class _Leaf:
@@ -128,7 +130,7 @@ def check_uplinks(ctx: CheckContext) -> Iterator[Finding]:
                 "plan": [f"{planned} uplinks, {want}"],
                 "discovered": [f"{seen} uplinks up, {now}"],
             },
-            fix=(Fix(name, tuple(lldp_verify(fabric, name, _leaf_end(lk, name).port) for lk in gone)),),
+            fix=(Fix(name, tuple(c for lk in gone for c in lldp_verify(fabric, name, _leaf_end(lk, name).port))),),
             impact={"summary": cut, "action": "restore the missing uplinks (cable, optic, admin state)"},
             entities=tuple(lk.id for lk in gone),
         )

@@ -29,10 +29,10 @@ def demo(
     from unifab.checks.runner import run_checks
     from unifab.cli.check import write_report
     from unifab.errors import UnifabError
-    from unifab.parse.plan.rail_template import check_gpus
     from unifab.report.table import print_report
     from unifab.twin.cluster import device_count
     from unifab.twin.generate import generate
+    from unifab.twin.rail_template import check_gpus
     from unifab.twin.scenarios import SCENARIOS
 
     try:

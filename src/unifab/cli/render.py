@@ -29,7 +29,7 @@ from unifab.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from unifab.render.write_bundle import FabricPlan
+    from unifab.fabric_plan import FabricPlan
 
 __all__ = ["render_command"]
 
@@ -95,8 +95,8 @@ def _run(
     quiet: bool,
 ) -> int:
     from unifab.errors import UsageError
+    from unifab.fabric_plan import output_files, plan, write_tree
     from unifab.intent import load_intent
-    from unifab.render.write_bundle import output_files, plan, write_tree
 
     if (bundle is None) == (gpus is None):
         raise UsageError("give either --bundle BUNDLE (its devices) or --gpus N (the template fabric)")
@@ -107,8 +107,8 @@ def _run(
     intent = load_intent(intent_file)
     with tempfile.TemporaryDirectory(prefix="unifab-render-") as scratch:
         if bundle is None:
-            from unifab.parse.plan.rail_template import check_gpus
             from unifab.twin.cluster import build
+            from unifab.twin.rail_template import check_gpus
             from unifab.twin.writer import write_bundle as write_twin
 
             check_gpus(gpus or 0)

@@ -32,9 +32,9 @@ from unifab.cli.common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from unifab.model import Fabric, Finding
+    from unifab.model import Finding
 
-__all__ = ["topo_app", "topo_findings"]
+__all__ = ["topo_app"]
 
 
 topo_app = typer.Typer(
@@ -62,17 +62,6 @@ KIND_TITLES = {
 @topo_app.callback()
 def _group() -> None:
     """Topology truth: the planned cabling against what LLDP sees, rails and link speed."""
-
-
-def topo_findings(fabric: Fabric) -> list[Finding]:
-    """Every TOPO-* finding of a fabric, grouped by kind (catalog order), worst first within a kind."""
-    from unifab.checks import topology
-    from unifab.checks.context import CheckContext
-
-    ctx = CheckContext.build(fabric)
-    order = {spec.id: i for i, spec in enumerate(topology.CHECKS)}
-    found = [f for spec in topology.CHECKS if spec.run is not None for f in spec.run(ctx)]
-    return sorted(found, key=lambda f: (order[f.check], f.sort_key()))
 
 
 # Where the "discovered" view of a kind comes from when it is not the cabling (LLDP / ibnetdiscover).
@@ -153,8 +142,10 @@ def diff(
 
     Example: unifab topo diff ./bundle --format json --fail-on warning
     """
+    from unifab.checks.topology import topology_diff
+
     fabric = load_fabric(bundle, quiet=quiet)
-    findings = topo_findings(fabric)
+    findings = topology_diff(fabric)
     has_plan = any("plan" in lk.sources for lk in fabric.links)
     if output is OutputFormat.JSON:
         from unifab.jsonify import dumps
@@ -224,7 +215,7 @@ def plan(
         )
     except UnifabError as exc:
         fail(str(exc))
-    text = cabling.render(cables)
+    text = cabling.dump(cables)
     if out is None:
         sys.stdout.write(text)
         raise typer.Exit(EXIT_CLEAN)
@@ -267,7 +258,7 @@ def _plan_cables(
     from unifab.errors import UsageError
 
     if gpus is not None:
-        from unifab.parse.plan import rail_template
+        from unifab.twin import rail_template
 
         shape = rail_template.shape(gpus, rails, su_size, spines)
         summary: dict[str, Any] = {

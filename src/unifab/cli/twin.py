@@ -47,9 +47,9 @@ def twin_generate(
     Example: unifab twin generate --gpus 256 --out ./b3 --nic-vendor mixed --nic-driver mixed
     """
     from unifab.errors import UnifabError
-    from unifab.parse.plan.rail_template import check_gpus
     from unifab.twin.cluster import device_count
     from unifab.twin.generate import generate
+    from unifab.twin.rail_template import check_gpus
 
     try:
         check_gpus(gpus)

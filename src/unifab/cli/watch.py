@@ -1,6 +1,6 @@
 """``unifab check BUNDLE --watch``: keep the findings current while device files change.
 
-The bundle is read and checked once (:class:`~unifab.checks.incremental.Session`); then the files under
+The bundle is read and checked once (:class:`~unifab.session.incremental.Session`); then the files under
 ``hosts/`` and ``switches/`` are polled for changes (mtime, size, appearing, disappearing) and only the
 devices that changed are re-read and re-checked. Each change prints the findings that appeared (``+``)
 and disappeared (``-``) with a UTC timestamp; ``--format json`` prints one JSON object per change
@@ -23,13 +23,16 @@ from typing import TextIO
 
 import orjson
 
-from unifab.checks.incremental import Session, Update
+from unifab import layout
 from unifab.errors import UnifabError
 from unifab.jsonify import to_jsonable
 from unifab.model import Finding
+from unifab.session.incremental import Session, Update
 
-WATCHED = ("hosts", "switches", "plan", "scheduler", "ib")
-WATCHED_FILES = ("fabric.yaml",)
+__all__ = ["WATCHED", "WATCHED_FILES", "Stamp", "changed_paths", "report", "snapshot", "watch"]
+
+WATCHED = tuple(p for p in layout.WATCHED if p != layout.INTENT)  # directories
+WATCHED_FILES = (layout.INTENT,)
 Stamp = tuple[int, int]  # (mtime_ns, size)
 
 
@@ -132,9 +135,9 @@ def watch(
     if output != "json":
         stream.write(f"{_now()} watching {bundle}: {len(current.findings)} findings; Ctrl-C stops\n")
         stream.flush()
-    seen = snapshot(bundle)
     polls = 0
     try:
+        seen = snapshot(bundle)
         while iterations is None or polls < iterations:
             sleep(interval_s)
             polls += 1

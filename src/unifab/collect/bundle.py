@@ -8,79 +8,55 @@ requires but that is absent becomes ``INPUT-MISSING``. Neither stops the rest of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import TypeVar
 
+import orjson
+
+from unifab import layout
 from unifab.collect.host import load_host
-from unifab.errors import BundleError, ParseError
+from unifab.collect.problems import Problems
+from unifab.errors import BundleError
 from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch
 from unifab.parse.plan import cabling
-from unifab.render.profile import QosProfile
+from unifab.platforms import PLATFORMS
+from unifab.profile import QosProfile
+from unifab.snapshot import DeviceOrigin, Snapshot
+from unifab.sources import Source, SourcePath, as_source_path
+
+__all__ = [
+    "BUNDLE_DIRS",
+    "SWITCH_READERS",
+    "ProgressHook",
+    "SwitchReader",
+    "T",
+    "count_devices",
+    "device_origin",
+    "load_bundle",
+    "load_intent_file",
+    "load_plan",
+    "load_snapshot",
+    "load_switch",
+    "merge_links",
+]
 
 T = TypeVar("T")
 
-BUNDLE_DIRS = ("hosts", "switches", "plan", "ib")
+BUNDLE_DIRS = layout.BUNDLE_DIRS
 ProgressHook = Callable[[str, int], None]  # (phase, number of items done since last call)
 
 
-@dataclass(slots=True)
-class Problems:
-    """Input findings gathered while reading; paths are bundle-relative."""
+def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | None = None) -> Fabric:
+    """Assemble a fabric from a bundle (a directory, an archive or any :class:`~unifab.sources.Source`).
 
-    root: Path
-    findings: list[Finding] = field(default_factory=list)
-
-    def rel(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
-
-    def unreadable(self, path: Path, reason: str, line: int | None = None, device: str | None = None) -> None:
-        where = self.rel(path) + (f":{line}" if line is not None else "")
-        subject = {"kind": "file", "path": self.rel(path)}
-        if device:
-            subject["device"] = device
-        self.findings.append(
-            Finding(
-                check="INPUT-UNREADABLE",
-                severity=Severity.ERROR,
-                subject=subject,
-                message=f"{where}: {reason}",
-                evidence={"file": self.rel(path), "line": line, "reason": reason},
-                entities=(f"file:{self.rel(path)}",),
-            )
-        )
-
-    def missing(self, path: Path, why: str, device: str) -> None:
-        self.findings.append(
-            Finding(
-                check="INPUT-MISSING",
-                severity=Severity.WARNING,
-                subject={"kind": "file", "path": self.rel(path), "device": device},
-                message=f"{self.rel(path)} is missing: {why}",
-                evidence={"file": self.rel(path)},
-                entities=(f"file:{self.rel(path)}",),
-            )
-        )
-
-    def parse_file(self, path: Path, parser: Callable[[str, str], T], device: str | None = None) -> T | None:
-        """Read and parse one file; on any failure record a finding and return ``None``."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            self.unreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", device=device)
-            return None
-        except OSError as exc:
-            self.unreadable(path, f"cannot read: {exc.strerror}", device=device)
-            return None
-        try:
-            return parser(text, self.rel(path))
-        except ParseError as exc:
-            self.unreadable(path, exc.expected, line=exc.line, device=device)
-            return None
-
-
-def load_bundle(root: Path, progress: ProgressHook | None = None) -> Fabric:
-    """Assemble a fabric snapshot from ``root``; raises :class:`BundleError` if it is not a bundle."""
+    Raises :class:`BundleError` if it is not a bundle.
+    """
+    try:
+        root = as_source_path(location)
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
     if not root.exists():
         raise BundleError(f"bundle not found: {root}")
     if not root.is_dir():
@@ -90,42 +66,85 @@ def load_bundle(root: Path, progress: ProgressHook | None = None) -> Fabric:
     problems = Problems(root)
     fabric = Fabric()
     host_links: list[Link] = []
-    for host_dir in _subdirs(root / "hosts"):
+    for host_dir in _subdirs(root / layout.HOSTS):
         host, links = load_host(host_dir, problems)
         fabric.hosts[host.name] = host
         host_links.extend(links)
         if progress:
             progress("hosts", 1)
     switch_links: list[Link] = []
-    for switch_dir in _subdirs(root / "switches"):
+    for switch_dir in _subdirs(root / layout.SWITCHES):
         switch, links = _load_switch(switch_dir, problems)
         if switch is not None:
             fabric.switches[switch.name] = switch
         switch_links.extend(links)
         if progress:
             progress("switches", 1)
-    ib_file = root / "ib" / "ibnetdiscover.txt"
+    ib_file = root / layout.IBNETDISCOVER
     if ib_file.is_file():
         switch_links.extend(_load_ib(ib_file, fabric, problems))
-    planned = _load_plan(root / "plan", problems)
+    planned = _load_plan(root / layout.PLAN_DIR, problems)
     fabric.links = _merge_links(host_links + switch_links, planned)
-    if (root / "scheduler").is_dir():
+    if (root / layout.SCHEDULER).is_dir():
         from unifab.collect.scheduler import load_jobs
 
-        fabric.jobs = load_jobs(root / "scheduler", problems)
-    if (root / "fabric.yaml").is_file():
-        fabric.qos_intent = _load_intent(root / "fabric.yaml", problems)
+        fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
+    if (root / layout.INTENT).is_file():
+        fabric.qos_intent = _load_intent(root / layout.INTENT, problems)
     fabric.input_findings = problems.findings
     return fabric
 
 
-def _load_intent(path: Path, problems: Problems) -> QosProfile | None:
+def load_snapshot(
+    location: Path | Source | SourcePath, progress: ProgressHook | None = None, read_at: datetime | None = None
+) -> Snapshot:
+    """:func:`load_bundle` with each device's origin and the time it was read: an immutable :class:`Snapshot`."""
+    try:
+        root = as_source_path(location)
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
+    fabric = load_bundle(root, progress)
+    origins = {
+        f"{kind}:{device.name}": device_origin(device, kind)
+        for kind, top in (("host", layout.HOSTS), ("switch", layout.SWITCHES))
+        for device in _subdirs(root / top)
+    }
+    return Snapshot(fabric, read_at or datetime.now(UTC), str(root), MappingProxyType(origins))
+
+
+def device_origin(device_dir: SourcePath, kind: str) -> DeviceOrigin:
+    """Where a device directory's files came from, and when its collector says it read them (``collect.json``)."""
+    collector: str | None = None
+    collected_at: datetime | None = None
+    record = device_dir / layout.COLLECT_JSON
+    if record.is_file():
+        try:
+            doc = orjson.loads(record.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            doc = None  # the reader reports an unreadable collect.json; the origin just stays unknown
+        if isinstance(doc, dict):
+            collector = doc.get("collector") if isinstance(doc.get("collector"), str) else None
+            finished = doc.get("finished")
+            if isinstance(finished, str):
+                try:
+                    collected_at = datetime.fromisoformat(finished.replace("Z", "+00:00"))
+                except ValueError:
+                    collected_at = None
+    return DeviceOrigin(f"{kind}:{device_dir.name}", str(device_dir), collector, collected_at)
+
+
+def _load_intent(path: SourcePath, problems: Problems) -> QosProfile | None:
     """The fabric-wide QoS of the bundle's intent file; each problem in it is an INPUT-UNREADABLE finding."""
     from unifab.errors import IntentError
-    from unifab.intent import load_intent
+    from unifab.intent import parse_intent
 
     try:
-        return load_intent(path).base_profile()
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.unreadable(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    try:
+        return parse_intent(text, str(path)).base_profile()
     except IntentError as exc:
         for problem in exc.problems:
             line, _, reason = problem.removeprefix(f"{path}:").partition(": ")
@@ -136,53 +155,78 @@ def _load_intent(path: Path, problems: Problems) -> QosProfile | None:
         return None
 
 
-def count_devices(root: Path) -> int:
+def count_devices(location: Path | Source | SourcePath) -> int:
     """Number of host and switch directories, for sizing a progress bar."""
-    return sum(1 for d in ("hosts", "switches") for _ in _subdirs(root / d))
+    try:
+        root = as_source_path(location)
+    except ValueError:
+        return 0
+    return sum(1 for d in (layout.HOSTS, layout.SWITCHES) for _ in _subdirs(root / d))
 
 
-def _subdirs(path: Path) -> Iterator[Path]:
+def _subdirs(path: SourcePath) -> Iterator[SourcePath]:
     if path.is_dir():
         yield from sorted(p for p in path.iterdir() if p.is_dir())
 
 
-def _load_switch(switch_dir: Path, problems: Problems) -> tuple[Switch | None, list[Link]]:
-    """One switch directory: the first OS whose configuration is present, and the links its LLDP saw.
+SwitchReader = Callable[[str, SourcePath, Problems], tuple[Switch | None, list[Link]]]
 
-    ``sonic/config_db.json``, else ``eos/running-config.txt`` (+ ``show-interfaces.json``,
-    ``show-version.json``, ``show-lldp-neighbors-detail.json``), else ``nvue/config.yaml``
-    (``nv config show -o yaml``, + ``lldpcli.json``). With none of them: INPUT-MISSING naming the
-    file expected for the OS directory that is there (SONiC's when there is none).
-    """
-    from unifab.collect.eos import RUNNING_CONFIG, eos_lldp_links, switch_from_eos
-    from unifab.collect.nvue import CONFIG_FILE, nvue_lldp_links, switch_from_nvue
+
+def _read_sonic(name: str, switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
     from unifab.collect.sonic import sonic_lldp_links, switch_from_config_db
 
-    name = switch_dir.name
     config_db = switch_dir / "sonic" / "config_db.json"
-    eos_dir, nvue_dir = switch_dir / "eos", switch_dir / "nvue"
-    if config_db.is_file():
-        appl_db = config_db.with_name("appl_db.json")
-        links = sonic_lldp_links(name, appl_db, problems) if appl_db.is_file() else []
-        return switch_from_config_db(name, config_db, problems), links
-    if (eos_dir / RUNNING_CONFIG).is_file():
-        return switch_from_eos(name, eos_dir, problems), eos_lldp_links(name, eos_dir, problems)
-    if (nvue_dir / CONFIG_FILE).is_file():
-        return switch_from_nvue(name, nvue_dir, problems), nvue_lldp_links(name, nvue_dir, problems)
-    expected = config_db
-    if eos_dir.is_dir() and not config_db.parent.is_dir():
-        expected = eos_dir / RUNNING_CONFIG
-    elif nvue_dir.is_dir() and not config_db.parent.is_dir():
-        expected = nvue_dir / CONFIG_FILE
-    problems.missing(
-        expected,
-        "no supported switch configuration found (sonic/config_db.json, eos/running-config.txt or nvue/config.yaml)",
-        device=name,
-    )
+    appl_db = config_db.with_name("appl_db.json")
+    links = sonic_lldp_links(name, appl_db, problems) if appl_db.is_file() else []
+    return switch_from_config_db(name, config_db, problems), links
+
+
+def _read_eos(name: str, switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    from unifab.collect.eos import eos_lldp_links, switch_from_eos
+
+    eos_dir = switch_dir / "eos"
+    return switch_from_eos(name, eos_dir, problems), eos_lldp_links(name, eos_dir, problems)
+
+
+def _read_nvue(name: str, switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    from unifab.collect.nvue import nvue_lldp_links, switch_from_nvue
+
+    nvue_dir = switch_dir / "nvue"
+    return switch_from_nvue(name, nvue_dir, problems), nvue_lldp_links(name, nvue_dir, problems)
+
+
+# The reader of each platform that lives in a switch directory (see unifab.platforms), in the order tried.
+SWITCH_READERS: dict[str, SwitchReader] = {"sonic": _read_sonic, "eos": _read_eos, "nvue": _read_nvue}
+
+
+def _load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    """One switch directory: the first platform whose configuration file is there, and the links its LLDP saw.
+
+    Without one, an ``INPUT-MISSING`` names the device and what was looked for; an OS directory no platform
+    declares (``junos/``, say) is named as such, never read as another OS.
+    """
+    name = switch_dir.name
+    for os_name, reader in SWITCH_READERS.items():
+        config_file = PLATFORMS[os_name].config_file
+        if config_file is not None and (switch_dir / config_file).is_file():
+            return reader(name, switch_dir, problems)
+    present = [p.name for p in switch_dir.iterdir() if p.is_dir()]
+    known = [os_name for os_name in present if os_name in SWITCH_READERS]
+    files = [str(PLATFORMS[o].config_file) for o in SWITCH_READERS]
+    wanted = f"{', '.join(files[:-1])} or {files[-1]}"
+    if present and not known:
+        problems.missing(
+            switch_dir / present[0],
+            f"switch OS directory {present[0]!r} is not one unifab reads (it reads {wanted})",
+            device=name,
+        )
+    else:  # the platform's directory is there without its configuration, or nothing is
+        expected = PLATFORMS[known[0] if known else next(iter(SWITCH_READERS))].config_file
+        problems.missing(switch_dir / str(expected), f"no supported switch configuration found ({wanted})", device=name)
     return None, []
 
 
-def _load_ib(path: Path, fabric: Fabric, problems: Problems) -> list[Link]:
+def _load_ib(path: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
     """``ib/ibnetdiscover.txt``: IB hosts' NICs, IB switches (those not already under ``switches/``), cables."""
     from unifab.collect.ib import ib_view, merge_hosts
     from unifab.parse.ib import ibnetdiscover
@@ -197,7 +241,7 @@ def _load_ib(path: Path, fabric: Fabric, problems: Problems) -> list[Link]:
     return view.links
 
 
-def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
+def _load_plan(plan_dir: SourcePath, problems: Problems) -> list[Link]:
     """``plan/cabling.csv`` and ``plan/topology.dot`` (PTM), merged.
 
     Both may be present: a cable in either is planned. Where the two disagree about a port (the dot file
@@ -208,7 +252,8 @@ def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
 
     planned: dict[str, Link] = {}
     at: dict[Endpoint, Link] = {}
-    csv_file, dot_file = plan_dir / "cabling.csv", plan_dir / "topology.dot"
+    csv_file = plan_dir / layout.CABLING_CSV.removeprefix(f"{layout.PLAN_DIR}/")
+    dot_file = plan_dir / layout.TOPOLOGY_DOT.removeprefix(f"{layout.PLAN_DIR}/")
     if csv_file.is_file():
         for c in problems.parse_file(csv_file, cabling.parse) or ():
             link = Link(Endpoint(c.a_node, c.a_port), Endpoint(c.z_node, c.z_port), frozenset({"plan"}), c.cable_m)
@@ -230,7 +275,9 @@ def _load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
     return list(planned.values())
 
 
-def _plan_conflict(problems: Problems, dot_file: Path, csv_file: Path, line: int, dot: Link, kept: Link) -> None:
+def _plan_conflict(
+    problems: Problems, dot_file: SourcePath, csv_file: SourcePath, line: int, dot: Link, kept: Link
+) -> None:
     dot_rel, csv_rel = problems.rel(dot_file), problems.rel(csv_file)
     shared = dot.a if dot.a in (kept.a, kept.b) else dot.b
     reason = (
@@ -269,12 +316,12 @@ def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
     return list(merged.values())
 
 
-def load_switch(switch_dir: Path, problems: Problems) -> tuple[Switch | None, list[Link]]:
+def load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
     """One switch directory exactly as :func:`load_bundle` reads it (to re-read a single device)."""
     return _load_switch(switch_dir, problems)
 
 
-def load_plan(plan_dir: Path, problems: Problems) -> list[Link]:
+def load_plan(plan_dir: SourcePath, problems: Problems) -> list[Link]:
     """The planned cables exactly as :func:`load_bundle` reads them."""
     return _load_plan(plan_dir, problems)
 
@@ -284,6 +331,6 @@ def merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
     return _merge_links(discovered, planned)
 
 
-def load_intent_file(path: Path, problems: Problems) -> QosProfile | None:
+def load_intent_file(path: SourcePath, problems: Problems) -> QosProfile | None:
     """The bundle's ``fabric.yaml`` exactly as :func:`load_bundle` reads it."""
     return _load_intent(path, problems)

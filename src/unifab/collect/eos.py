@@ -46,14 +46,14 @@ Mapping decisions (the model's SONiC-shaped fields from EOS's vocabulary):
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.parse.switch import eos_config, eos_json
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
-    from unifab.collect.bundle import Problems
+    from unifab.collect.problems import Problems
 
 __all__ = [
     "EOS_QUEUES",
@@ -81,7 +81,7 @@ LLDP_PORT_ID_TYPES = frozenset({"interfaceName", "ifname", "local"})  # port id 
 IDENTITY_TC_TO_PG = {tc: tc for tc in range(8)}
 
 
-def switch_from_eos(name: str, eos_dir: Path, problems: Problems) -> Switch | None:
+def switch_from_eos(name: str, eos_dir: SourcePath, problems: Problems) -> Switch | None:
     """Read ``eos_dir`` (``switches/<name>/eos``); ``None`` (and an input finding) without a readable config."""
     config_path = eos_dir / RUNNING_CONFIG
     if not config_path.is_file():
@@ -210,7 +210,7 @@ def _port_qos(iq: eos_config.EosInterfaceQos, iface: eos_config.EosInterface, cf
     )
 
 
-def eos_lldp_links(name: str, eos_dir: Path, problems: Problems) -> list[Link]:
+def eos_lldp_links(name: str, eos_dir: SourcePath, problems: Problems) -> list[Link]:
     """Links from ``show-lldp-neighbors-detail.json``; ``[]`` when the file is absent or unreadable.
 
     Local end: (``name``, local interface). Remote end: (system name without its domain, the port id

@@ -40,11 +40,9 @@ small pure readers at the end of this module.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import astuple, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import orjson
@@ -85,45 +83,58 @@ from unifab.parse.host import (
     traffic_class,
     xid,
 )
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
-    from unifab.collect.bundle import Problems
+    from unifab.collect.problems import Problems
+from unifab.layout import (
+    BNXT_QOS_DIR,
+    BNXT_RE,
+    COLLECT_JSON,
+    DMESG,
+    ETHTOOL_A_DIR,
+    ETHTOOL_M_DIR,
+    ETHTOOL_S_DIR,
+    GPU_DRIVER,
+    IBDEV2NETDEV,
+    IBV_DEVINFO,
+    LLDPCLI,
+    LSPCI,
+    MLNX_QOS_DIR,
+    MLX5_DEBUGFS,
+    NCCL_TOPO,
+    NVIDIA_SMI_Q,
+    NVIDIA_SMI_TOPO,
+    PORT,
+    RDMA_CM,
+    RDMA_STATISTIC,
+    SHOW_GIDS,
+    SYS_IB,
+    SYS_MODULE,
+    SYS_NET,
+    UNAME,
+)
+
+__all__ = [
+    "PCIE_GEN_GTS",
+    "RELATION_RANK",
+    "T",
+    "load_host",
+    "parse_collect_json",
+    "parse_mtu",
+    "parse_numa_node",
+    "parse_uevent",
+    "parse_word",
+]
 
 T = TypeVar("T")
-
-# --- the layout, relative to hosts/<host>/ (host_live writes exactly these) ----------------------------
-COLLECT_JSON = "collect.json"
-IBDEV2NETDEV = "cmd/ibdev2netdev.txt"
-SHOW_GIDS = "cmd/show_gids.txt"
-IBV_DEVINFO = "cmd/ibv_devinfo.txt"
-RDMA_STATISTIC = "cmd/rdma-statistic.txt"
-LSPCI = "cmd/lspci-vvv.txt"
-NVIDIA_SMI_Q = "cmd/nvidia-smi-q.xml"
-NVIDIA_SMI_TOPO = "cmd/nvidia-smi-topo-m.txt"
-NCCL_TOPO = "cmd/nccl-topo.xml"
-DMESG = "cmd/dmesg.txt"
-UNAME = "cmd/uname-r.txt"
-LLDPCLI = "cmd/lldpcli.json"
-MLNX_QOS_DIR = "cmd/mlnx_qos"
-BNXT_QOS_DIR = "cmd/bnxt-qos"
-ETHTOOL_S_DIR = "cmd/ethtool-S"
-ETHTOOL_A_DIR = "cmd/ethtool-a"
-ETHTOOL_M_DIR = "cmd/ethtool-m"
-SYS_NET = "sys/class/net"
-SYS_IB = "sys/class/infiniband"
-RDMA_CM = "sys/kernel/config/rdma_cm"
-BNXT_RE = "sys/kernel/config/bnxt_re"
-MLX5_DEBUGFS = "sys/kernel/debug/mlx5"
-SYS_MODULE = "sys/module"
-PORT = 1  # the port read on every RDMA device (ConnectX and Thor expose one port per device)
-GPU_DRIVER = "nvidia"
 
 # nvidia-smi topo -m relations, closest first (SOC is the old spelling of SYS)
 RELATION_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4, "SOC": 4}
 PCIE_GEN_GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 
 
-def load_host(host_dir: Path, problems: Problems) -> tuple[Host, list[Link]]:
+def load_host(host_dir: SourcePath, problems: Problems) -> tuple[Host, list[Link]]:
     reader = _HostReader(host_dir, problems)
     return reader.host(), reader.links()
 
@@ -154,7 +165,7 @@ class _RdmaDev:
 
 
 class _HostReader:
-    def __init__(self, host_dir: Path, problems: Problems) -> None:
+    def __init__(self, host_dir: SourcePath, problems: Problems) -> None:
         self.dir = host_dir
         self.name = host_dir.name
         self.problems = problems
@@ -168,26 +179,27 @@ class _HostReader:
 
     # --- generic reading ----------------------------------------------------------------------------
 
-    def path(self, rel: str) -> Path:
+    def path(self, rel: str) -> SourcePath:
         return self.dir / rel
 
-    def parse(self, rel: str | Path, parser: Callable[[str, str], T]) -> T | None:
-        path = rel if isinstance(rel, Path) else self.dir / rel
+    def parse(self, rel: str | SourcePath, parser: Callable[[str, str], T]) -> T | None:
+        path = rel if isinstance(rel, SourcePath) else self.dir / rel
         if not path.is_file():
             return None
         return self.problems.parse_file(path, parser, device=self.name)
 
-    def parse_tree(self, base: Path, files: Iterable[Path], parser: Callable[[Mapping[str, str], str], T]) -> T | None:
+    def parse_tree(
+        self, base: SourcePath, files: Iterable[SourcePath], parser: Callable[[Mapping[str, str], str], T]
+    ) -> T | None:
         """Read ``files`` (under ``base``) and hand ``{path relative to base: text}`` to a tree parser."""
         texts: dict[str, str] = {}
-        prefix = len(str(base)) + 1
         for path in sorted(files):
             try:
-                texts[str(path)[prefix:].replace(os.sep, "/")] = path.read_text(encoding="utf-8")
+                texts[path.relative_to(base)] = path.read_text(encoding="utf-8")
             except UnicodeDecodeError as exc:
                 self.problems.unreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", device=self.name)
             except OSError as exc:
-                self.problems.unreadable(path, f"cannot read: {exc.strerror}", device=self.name)
+                self.problems.unreadable(path, f"cannot read: {exc.strerror or exc}", device=self.name)
         if not texts:
             return None
         source = self.problems.rel(base)
@@ -253,7 +265,7 @@ class _HostReader:
             devs.setdefault(ibv.hca_id, _RdmaDev(ibv.hca_id)).ibv = ibv
         return devs
 
-    def _sysfs_device(self, dev_dir: Path) -> hw_counters.IbDevice | None:
+    def _sysfs_device(self, dev_dir: SourcePath) -> hw_counters.IbDevice | None:
         files = [dev_dir / name for name in hw_counters.DEVICE_STRINGS if (dev_dir / name).is_file()]
         ports = dev_dir / "ports"
         if ports.is_dir():
@@ -420,9 +432,9 @@ class _HostReader:
             self.missing(f"{MLNX_QOS_DIR}/{netdev}.txt", f"RDMA NIC {netdev} has no mlnx_qos output")
         return None
 
-    def _tree_files(self, base: Path) -> list[Path]:
+    def _tree_files(self, base: SourcePath) -> list[SourcePath]:
         """Every file under ``base`` (an empty list when it is absent)."""
-        return [Path(top, name) for top, _, names in os.walk(base) for name in names]
+        return list(base.walk_files())
 
     def _roce_defaults(self, rdma: str | None) -> roce_tos.RoceDefaults | None:
         if rdma is None:
@@ -438,7 +450,7 @@ class _HostReader:
             return None
         return self.parse(f"{SYS_IB}/{rdma}/tc/{PORT}/traffic_class", traffic_class.parse)
 
-    def _mlx5_qos(self, netdev: str, rdma: str | None, bdf: str | None, qos_path: Path) -> NicQos | None:
+    def _mlx5_qos(self, netdev: str, rdma: str | None, bdf: str | None, qos_path: SourcePath) -> NicQos | None:
         qos = self.parse(qos_path, mlnx_qos.parse)
         if qos is None:
             return None
@@ -479,7 +491,7 @@ class _HostReader:
             source=source,
         )
 
-    def _bnxt_qos(self, rdma: str | None, qos_path: Path) -> NicQos | None:
+    def _bnxt_qos(self, rdma: str | None, qos_path: SourcePath) -> NicQos | None:
         qos = self.parse(qos_path, bnxt_qos.parse)
         if qos is None:
             return None
@@ -662,7 +674,7 @@ def _acs_bridges(record: lspci.Lspci) -> tuple[str, ...]:
     )
 
 
-def _stems(directory: Path) -> set[str]:
+def _stems(directory: SourcePath) -> set[str]:
     return {p.stem for p in directory.glob("*.txt")} if directory.is_dir() else set()
 
 

@@ -33,9 +33,23 @@ from typing import Protocol
 
 import orjson
 
-from unifab.collect import host as layout
+from unifab import layout
 from unifab.errors import ParseError, UsageError
 from unifab.parse.host import ibdev2netdev, lspci
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "HOSTNAME_CHARS",
+    "HOST_COMMANDS",
+    "CollectReport",
+    "Command",
+    "CommandResult",
+    "CommandRunner",
+    "Missing",
+    "SubprocessRunner",
+    "collect_host",
+    "nic_commands",
+]
 
 DEFAULT_TIMEOUT_S = 30.0
 HOSTNAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -292,6 +306,7 @@ class _Collector:
         self.nccl_topology()
         report = {
             "version": 1,
+            "collector": "agent",
             "root": str(self.root),
             "started": started,
             "finished": _now(),

@@ -16,6 +16,8 @@ from unifab.model import Endpoint, Host, Link, Nic, Port, Switch
 from unifab.parse.ib import ibnetdiscover
 from unifab.parse.ib.ibnetdiscover import IbTopology
 
+__all__ = ["DISCOVERED", "IB_FILE", "IbView", "ib_view", "merge_hosts"]
+
 IB_FILE = "ib/ibnetdiscover.txt"
 DISCOVERED = frozenset({"lldp"})
 

@@ -29,13 +29,30 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from unifab.errors import ParseError, UnifabError
+
+__all__ = [
+    "ADAPTERS",
+    "COLLECTORS",
+    "DEFAULT_WORKERS",
+    "CollectSummary",
+    "Device",
+    "DeviceResult",
+    "FailureKind",
+    "Inventory",
+    "collect_inventory",
+    "collect_one",
+    "load_inventory",
+    "summary_json",
+]
 
 FailureKind = Literal["unreachable", "auth", "unsupported", "error"]
 DEFAULT_WORKERS = 16
@@ -166,13 +183,36 @@ def _classify(exc: Exception) -> tuple[FailureKind, str]:
     return "error", str(exc)
 
 
+COLLECTORS = {"sonic": "sonic-redis", "eos": "eos-eapi"}
+
+
 def collect_one(device: Device, out: Path, env: Mapping[str, str]) -> DeviceResult:
+    started = _now()
     try:
         ADAPTERS[device.os](device, out, env)
+        _record(out / "switches" / device.name, device, started)
     except (UnifabError, OSError) as exc:
         kind, reason = _classify(exc)
         return DeviceResult(device.name, device.os, False, kind, reason)
     return DeviceResult(device.name, device.os, True)
+
+
+def _record(device_dir: Path, device: Device, started: str) -> None:
+    """``collect.json`` beside the device's files: which collector read it, from where, and when."""
+    doc = {
+        "version": 1,
+        "collector": COLLECTORS[device.os],
+        "address": device.address,
+        "started": started,
+        "finished": _now(),
+    }
+    tmp = device_dir / ".collect.json.tmp"
+    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    tmp.replace(device_dir / "collect.json")
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def collect_inventory(

@@ -18,6 +18,8 @@ from unifab.errors import UnifabError
 from unifab.parse.plan import netbox_cables
 from unifab.parse.plan.netbox_cables import NetboxCable
 
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGES", "TOKEN_ENV", "Fetched", "SourceOfTruthError", "cables_url", "fetch_cables"]
+
 DEFAULT_PAGE_SIZE = 1000
 MAX_PAGES = 10_000  # a `next` chain longer than this is a loop, not a cabling plan
 TOKEN_ENV = "UNIFAB_NETBOX_TOKEN"

@@ -45,15 +45,15 @@ Mapping decisions (NVUE's vocabulary into the model's SONiC-shaped fields):
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.parse.host import lldpcli
 from unifab.parse.switch import nvue
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
-    from unifab.collect.bundle import Problems
+    from unifab.collect.problems import Problems
 
 __all__ = [
     "CONFIG_FILE",
@@ -74,7 +74,7 @@ LLDP_PORT_ID_TYPES = frozenset({"ifname", "local"})
 IDENTITY_TC_TO_PG = {tc: tc for tc in range(8)}
 
 
-def switch_from_nvue(name: str, nvue_dir: Path, problems: Problems) -> Switch | None:
+def switch_from_nvue(name: str, nvue_dir: SourcePath, problems: Problems) -> Switch | None:
     """Read ``nvue_dir`` (``switches/<name>/nvue``); ``None`` (and an input finding) without a readable config."""
     path = nvue_dir / CONFIG_FILE
     if not path.is_file():
@@ -143,7 +143,7 @@ def _port_qos(iq: nvue.NvueInterfaceQos, cfg: nvue.NvueConfig) -> PortQos:
     )
 
 
-def nvue_lldp_links(name: str, nvue_dir: Path, problems: Problems) -> list[Link]:
+def nvue_lldp_links(name: str, nvue_dir: SourcePath, problems: Problems) -> list[Link]:
     """Links from ``lldpcli.json``; ``[]`` when the file is absent or unreadable.
 
     Local end: (``name``, local port). Remote end: (system name without its domain, the port id when

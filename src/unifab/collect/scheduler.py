@@ -8,20 +8,23 @@ queue listing carries none.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from unifab import layout
 from unifab.model import Job
 from unifab.parse.sched import k8s_pods, slurm_jobs
 from unifab.parse.sched.nccl_env import nccl_settings, parse_env
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
-    from unifab.collect.bundle import Problems
+    from unifab.collect.problems import Problems
 
-JOB_FILES = ("squeue.json", "scontrol-show-job.txt", "squeue.txt", "pods.json")
+__all__ = ["JOB_FILES", "load_jobs"]
+
+JOB_FILES = layout.JOB_FILES
 
 
-def load_jobs(sched_dir: Path, problems: Problems) -> dict[str, Job]:
+def load_jobs(sched_dir: SourcePath, problems: Problems) -> dict[str, Job]:
     jobs: dict[str, Job] = {}
     for name in JOB_FILES:
         path = sched_dir / name

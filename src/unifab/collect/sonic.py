@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.parse.switch import sonic_lldp, sonic_qos
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
-    from unifab.collect.bundle import Problems
+    from unifab.collect.problems import Problems
+
+__all__ = ["ECN_OFF", "sonic_lldp_links", "switch_from_config_db", "switch_from_sonic"]
 
 ECN_OFF = (None, "ecn_none")
 
 
-def switch_from_config_db(name: str, path: Path, problems: Problems) -> Switch | None:
+def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Switch | None:
     """Parse ``config_db.json``; ``None`` (and an input finding) when it cannot be read."""
     resolved = problems.parse_file(path, sonic_qos.parse, device=name)
     if resolved is None:
@@ -100,7 +102,7 @@ def _port_qos(q: sonic_qos.SonicPortQos, sw: sonic_qos.SonicSwitch, dynamic_mode
     )
 
 
-def sonic_lldp_links(name: str, appl_db: Path, problems: Problems) -> list[Link]:
+def sonic_lldp_links(name: str, appl_db: SourcePath, problems: Problems) -> list[Link]:
     """Links the switch's LLDP neighbors show (APPL_DB ``LLDP_ENTRY_TABLE``).
 
     Switches send port names (port id subtype ifname/local); hosts running lldpd send their MAC as

@@ -13,6 +13,19 @@ from dataclasses import dataclass
 
 from unifab.model import Headroom, Port, Switch
 
+__all__ = [
+    "EcnView",
+    "PfcwdView",
+    "PortView",
+    "SchedulerView",
+    "SwitchView",
+    "parse_eos",
+    "parse_nvue",
+    "parse_sonic",
+    "port_view",
+    "switch_view",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class EcnView:

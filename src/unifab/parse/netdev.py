@@ -27,26 +27,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import orjson
-
-from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, json_object
 from unifab.parse.host.lldpcli import LldpNeighbor
 
 __all__ = [
     "PORT_ID_SUBTYPES",
     "Interface",
     "Neighbor",
-    "child_path",
-    "json_list",
-    "json_object",
-    "json_string",
-    "load_json",
     "mac_if",
     "neighbor_from_lldpd",
     "normalize_mac",
     "port_id_subtype",
     "rows",
-    "type_name",
 ]
 
 
@@ -160,52 +152,7 @@ def neighbor_from_lldpd(nb: LldpNeighbor) -> Neighbor:
     )
 
 
-# --- JSON helpers -------------------------------------------------------------------------------
-
-
-def type_name(value: object) -> str:
-    """How a JSON value is named in error messages."""
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
-        type(value), "an object"
-    )
-
-
-def child_path(path: str, key: str | int) -> str:
-    """``path.key`` or ``path[i]``."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
-
-
-def load_json(text: str, source: str) -> object:
-    """Decode JSON, raising :class:`ParseError` with the line of the syntax error."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise ParseError(source, f"expected JSON: {exc.msg}", line=exc.lineno) from None
-
-
-def json_object(value: object, path: str, source: str) -> dict[str, object]:
-    """``value`` if it is a JSON object."""
-    if not isinstance(value, dict):
-        raise ParseError(source, f"expected an object, got {type_name(value)}", key=path or "<root>")
-    return value
-
-
-def json_list(value: object, path: str, source: str) -> list[object]:
-    """``value`` if it is a JSON list."""
-    if not isinstance(value, list):
-        raise ParseError(source, f"expected a list, got {type_name(value)}", key=path or "<root>")
-    return value
-
-
-def json_string(value: object, path: str, source: str) -> str:
-    """``value`` if it is a JSON string."""
-    if not isinstance(value, str):
-        raise ParseError(source, f"expected a string, got {type_name(value)}", key=path)
-    return value
+# --- JSON rows -----------------------------------------------------------------------------------
 
 
 def rows(value: object, path: str, source: str) -> list[tuple[str, dict[str, object]]]:
@@ -215,4 +162,4 @@ def rows(value: object, path: str, source: str) -> list[tuple[str, dict[str, obj
     if isinstance(value, dict):
         return [(path, value)]
     items = json_list(value, path, source)
-    return [(child_path(path, i), json_object(item, child_path(path, i), source)) for i, item in enumerate(items)]
+    return [(child(path, i), json_object(item, child(path, i), source)) for i, item in enumerate(items)]

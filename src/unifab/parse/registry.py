@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["ALIASES", "FORMATS", "Format", "closest", "help_listing", "lookup"]
+
 
 @dataclass(frozen=True, slots=True)
 class Format:
@@ -196,7 +198,7 @@ ALIASES: dict[str, str] = {
 
 
 def _key(name: str) -> str:
-    """One spelling for comparing names: lower case, dashes (``mlnx_qos`` = ``mlnx-qos``, ``ethtool-s`` = ``ethtool-S``)."""
+    """One spelling for comparing names: lower case, dashes (``mlnx_qos`` = ``mlnx-qos``, ``ethtool-s`` = ``-S``)."""
     return name.strip().lower().replace("_", "-")
 
 

@@ -1,7 +1,7 @@
 """Arista EOS configuration for a set of lossless RoCE ports, and the running-config after applying it.
 
 :func:`render_eos` writes, as ``show running-config`` prints it (and as
-:func:`unifab.parse.switch.eos_config.render` prints records, so the project's parser reads it back):
+:func:`unifab.parse.switch.eos_config.dump` prints records, so the project's parser reads it back):
 
 * global ``qos map dscp <list> to traffic-class <priority>`` covering all 64 DSCPs (so EOS's
   unverified default map never matters) and ``qos map traffic-class <list> to tx-queue <queue>``
@@ -35,9 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from unifab.errors import RenderError
+from unifab.parse._text import natural_key
 from unifab.parse.switch import eos_config as ec
-from unifab.render.profile import PortSpec, QosProfile
-from unifab.render.switch_qos import check_name, derive, natural_key, sorted_ports
+from unifab.profile import PortSpec, QosProfile
+from unifab.render.switch_qos import check_name, derive, sorted_ports
 
 __all__ = ["PORT_NAME", "PROFILE_NAME", "apply_to_running_config", "records", "render_eos"]
 
@@ -55,7 +56,7 @@ def render_eos(ports: Sequence[PortSpec], profile: QosProfile) -> str:
     Raises :class:`~unifab.errors.RenderError` for a port that is not ``Ethernet<n>[/<n>[/<n>]]``, a
     profile name EOS would not take as a ``qos profile`` name, or a profile a switch cannot run.
     """
-    return ec.render(records(ports, profile))
+    return ec.dump(records(ports, profile))
 
 
 def records(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from unifab.errors import UsageError
+from unifab.profile import QosProfile
 from unifab.render import host_script as hs
 from unifab.render import nic_bnxt, nic_mlx5
 from unifab.render.host_script import NicTarget
-from unifab.render.profile import QosProfile
+
+__all__ = ["SECTIONS", "render_host_script"]
 
 SECTIONS = {"mlx5": (nic_mlx5.LIBRARY, nic_mlx5.section), "bnxt": (nic_bnxt.LIBRARY, nic_bnxt.section)}
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from unifab.errors import UsageError
 
+__all__ = ["EPILOGUE", "PREAMBLE", "NicTarget", "csv", "host_name", "netdev", "q", "rdma_dev", "script"]
+
 _NETDEV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")  # IFNAMSIZ 16 incl. NUL
 _RDMA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$")

@@ -12,8 +12,10 @@ from collections.abc import Iterable, Sequence
 
 from unifab.model import Gid
 from unifab.parse.sched import nccl_env
+from unifab.profile import QosProfile
 from unifab.render import host_script as hs
-from unifab.render.profile import QosProfile
+
+__all__ = ["gid_index", "render"]
 
 
 def gid_index(gids: Iterable[Gid]) -> int | None:

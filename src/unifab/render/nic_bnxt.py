@@ -11,10 +11,25 @@ from __future__ import annotations
 
 from unifab.errors import UsageError
 from unifab.parse.host import bnxt_qos
+from unifab.profile import QosProfile
 from unifab.render import host_script as hs
 from unifab.render.host_script import NicTarget
 from unifab.render.nic_mlx5 import rdma_lines
-from unifab.render.profile import QosProfile
+
+__all__ = [
+    "CC_FILES",
+    "LIBRARY",
+    "ROCE_UDP_PORT",
+    "app_dscp",
+    "applied",
+    "cc_files",
+    "cc_writes",
+    "getqos",
+    "hexval",
+    "pfc_enable",
+    "section",
+    "tcs_used",
+]
 
 ROCE_UDP_PORT = 4791
 
@@ -130,7 +145,7 @@ def section(nic: NicTarget, profile: QosProfile) -> str:
 
 def getqos(profile: QosProfile, current: bnxt_qos.BnxtQos | None = None) -> str:
     """What ``niccli -dev <if> getqos`` prints once the section ran on a port that printed ``current``."""
-    text = bnxt_qos.render(applied(profile, current))
+    text = bnxt_qos.dump(applied(profile, current))
     bnxt_qos.parse(text, "<rendered getqos>")  # the renderer writes only what the parser reads
     return text
 

@@ -22,6 +22,22 @@ from unifab.model import Fix, Nic
 from unifab.render import host_script as hs
 from unifab.render import nic_bnxt, nic_mlx5
 
+__all__ = [
+    "BNXT",
+    "DIALECTS",
+    "OFED",
+    "UPSTREAM",
+    "Bnxt",
+    "Commands",
+    "Mlx5Ofed",
+    "Mlx5Upstream",
+    "NicCli",
+    "NicFixes",
+    "dialect_of",
+    "for_nic",
+    "nic_fix",
+]
+
 OFED = "mlnx_ofed"
 UPSTREAM = "mlx5_upstream"
 BNXT = "bnxt"
@@ -286,3 +302,17 @@ class NicFixes:
 
     def global_pause_off(self) -> Fix:
         return nic_fix(self.nic, lambda c: c.global_pause_off())
+
+    def link_status(self) -> Fix:
+        """Commands that show the port's link (speed, width, state) and optic after reseating or replacing it."""
+        nic = self.nic
+        try:
+            if nic.link_layer == "InfiniBand" or nic.netdev == nic.rdma_dev:
+                dev = hs.q(hs.rdma_dev(nic.rdma_dev or nic.netdev))
+                commands: Commands = (f"ibstat {dev} 1", f"mlxlink -d {dev} -m")
+            else:
+                name = hs.q(hs.netdev(nic.netdev))
+                commands = (f"ethtool {name}", f"ethtool -m {name}")
+        except UsageError as e:
+            commands = (_comment(f"not rendered for {nic.netdev!r}: {e}"),)
+        return Fix(nic.host, commands)

@@ -8,9 +8,38 @@ from dataclasses import dataclass
 
 from unifab.errors import UsageError
 from unifab.parse.host import mlnx_qos
+from unifab.profile import QosProfile
 from unifab.render import host_script as hs
 from unifab.render.host_script import NicTarget
-from unifab.render.profile import QosProfile
+
+__all__ = [
+    "CC_PARAMS",
+    "LIBRARY",
+    "NP_PARAMS",
+    "NicSettings",
+    "applied",
+    "buffer_size",
+    "cable_len",
+    "cc_param",
+    "dcb_app_dscp",
+    "dcb_app_flush_dscp",
+    "dcb_buffer_size",
+    "dcb_pfc",
+    "dcb_pfc_delay",
+    "dscp2prio",
+    "ecn_enable",
+    "ecn_param",
+    "global_pause_off",
+    "mtu",
+    "nic_settings",
+    "pci_bdf",
+    "pfc",
+    "rdma_lines",
+    "roce_tos",
+    "section",
+    "traffic_class",
+    "trust",
+]
 
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 

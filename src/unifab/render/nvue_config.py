@@ -2,7 +2,7 @@
 the ``nv config show -o yaml`` the switch prints after applying them.
 
 The configuration is built as :mod:`unifab.parse.switch.nvue` records and printed by that module's
-``render``, so the project's parser reads it back exactly; :func:`render_nv_set` spells the same tree
+``dump``, so the project's parser reads it back exactly; :func:`render_nv_set` spells the same tree
 as ``nv set`` commands. For profile ``NAME`` (reference switch-qos §3):
 
 * ``qos roce mode lossless``: NVUE's RoCE mode, which sets up the lossless buffer pools (RoCE can only
@@ -34,9 +34,10 @@ from typing import Any
 import yaml
 
 from unifab.errors import ParseError, RenderError
+from unifab.parse._text import natural_key
 from unifab.parse.switch import nvue
-from unifab.render.profile import PortSpec, QosProfile
-from unifab.render.switch_qos import SwitchQos, check_name, derive, natural_key, sorted_ports
+from unifab.profile import PortSpec, QosProfile
+from unifab.render.switch_qos import SwitchQos, check_name, derive, sorted_ports
 
 __all__ = ["PORT_NAME", "PROFILE_NAME", "Adjust", "merged_yaml", "pfcwd_timers", "render_nv_set", "render_nvue_yaml"]
 
@@ -128,7 +129,7 @@ def _set_body(ports: Sequence[PortSpec], profile: QosProfile, adjust: Adjust | N
     if adjust is not None:
         cfg = adjust(cfg)
     dscp_maps = {i.mapping_profile: i.dscp_to_tc for i in cfg.interfaces.values()}
-    doc = yaml.load(nvue.render(cfg), Loader=_Loader)  # _Loader is a safe loader
+    doc = yaml.load(nvue.dump(cfg), Loader=_Loader)  # _Loader is a safe loader
     body: dict[str, Any] = next((item["set"] for item in doc if "set" in item), {}) or {}
     qos = body.setdefault("qos", {})
     qos["roce"] = {"mode": ROCE_MODE}
@@ -186,7 +187,7 @@ def render_nvue_yaml(ports: Sequence[PortSpec], profile: QosProfile, current_yam
     """What ``nv config show -o yaml`` prints after :func:`render_nv_set` is applied to ``current_yaml``
     (an empty configuration when ``None``). A ``current_yaml`` that is not an NVUE configuration raises
     :class:`~unifab.errors.ParseError`."""
-    header: dict[str, Any] = dict(nvue.RENDER_HEADER)
+    header: dict[str, Any] = dict(nvue.DUMP_HEADER)
     body: dict[str, Any] = {}
     if current_yaml is not None:
         header, body = _load(current_yaml)
@@ -270,12 +271,12 @@ def _load(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError("<current nvue yaml>", f"YAML ({exc})", line=None if mark is None else mark.line + 1) from None
     if doc is None:
-        return dict(nvue.RENDER_HEADER), {}
+        return dict(nvue.DUMP_HEADER), {}
     if isinstance(doc, dict):  # the REST API's revision object: the set tree alone
-        return dict(nvue.RENDER_HEADER), copy.deepcopy(doc)
+        return dict(nvue.DUMP_HEADER), copy.deepcopy(doc)
     if not isinstance(doc, list) or not all(isinstance(item, dict) for item in doc):
         raise ParseError("<current nvue yaml>", "a list of {header: ...} and {set: ...} items, or a set object")
-    header: dict[str, Any] = dict(nvue.RENDER_HEADER)
+    header: dict[str, Any] = dict(nvue.DUMP_HEADER)
     body: dict[str, Any] = {}
     for item in doc:
         if isinstance(item.get("header"), dict):

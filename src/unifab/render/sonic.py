@@ -12,6 +12,22 @@ from collections.abc import Iterable
 
 from unifab.model import PfcWatchdog
 
+__all__ = [
+    "cable_length",
+    "dscp_to_tc",
+    "hset",
+    "pfc_enable",
+    "pfc_watchdog",
+    "port_fec",
+    "port_mtu",
+    "port_speed",
+    "queue_scheduler",
+    "queue_wred",
+    "quote",
+    "word",
+    "wred_thresholds",
+]
+
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:,@%+=-]+")
 
 

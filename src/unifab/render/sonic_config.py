@@ -47,7 +47,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from unifab.errors import ParseError, RenderError
-from unifab.render.profile import PortSpec, QosProfile
+from unifab.parse._text import natural_key
+from unifab.profile import PortSpec, QosProfile
 from unifab.render.sonic_validate import (
     INDEX,
     MTU_RANGE,
@@ -56,7 +57,7 @@ from unifab.render.sonic_validate import (
     STANDARD_POOLS,
     validate_config_db,
 )
-from unifab.render.switch_qos import SwitchQos, derive, headroom, natural_key, sorted_ports
+from unifab.render.switch_qos import SwitchQos, derive, headroom, sorted_ports
 
 __all__ = [
     "CABLE_LENGTH_KEY",

@@ -1,4 +1,4 @@
-"""What every switch renderer derives from a :class:`~unifab.render.profile.QosProfile`, once.
+"""What every switch renderer derives from a :class:`~unifab.profile.QosProfile`, once.
 
 The three switch languages (SONiC CONFIG_DB, EOS CLI, NVUE) say the same things in different words;
 this module decides *what* they say so they cannot drift apart:
@@ -21,15 +21,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from unifab.checks.headroom import (
+from unifab.errors import RenderError
+from unifab.parse._text import natural_key
+from unifab.profile import EcnQueue, PortSpec, QosProfile, WatchdogProfile
+from unifab.qos.headroom import (
     SPECTRUM_ASICS,
     HeadroomCalc,
     guess_asic,
     qbb_xoff_bytes,
     sonic_mellanox_xoff,
 )
-from unifab.errors import RenderError
-from unifab.render.profile import EcnQueue, PortSpec, QosProfile, WatchdogProfile
 
 __all__ = [
     "HEADROOM_LOSSLESS_MTU",
@@ -38,7 +39,6 @@ __all__ = [
     "check_name",
     "derive",
     "headroom",
-    "natural_key",
     "sorted_ports",
 ]
 
@@ -51,13 +51,6 @@ PORT_ROLES = ("host", "fabric")
 # inputs QOS-HEADROOM assumes, so a rendered profile and the check agree byte for byte.
 HEADROOM_LOSSLESS_MTU = 1024
 HEADROOM_SMALL_PACKET_PERCENTAGE = 50
-
-_NATURAL = re.compile(r"(\d+)")
-
-
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key putting Ethernet2 before Ethernet10."""
-    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _NATURAL.split(name) if p)
 
 
 def check_name(device_os: str, what: str, value: str, pattern: re.Pattern[str], shape: str) -> str:

@@ -17,6 +17,8 @@ from typing import Any
 from unifab.checks.context import DEFAULT_CNP_DSCP, DEFAULT_ROCE_DSCP, Baseline, NicLink, PortLink
 from unifab.model import Port
 
+__all__ = ["PORT_VALUES", "BaselineCounts", "Contribution", "PortCounts", "Tie", "ordered_port_values"]
+
 Contribution = dict[str, Hashable | None]
 
 

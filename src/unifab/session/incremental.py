@@ -3,7 +3,7 @@
 A :class:`Session` keeps the parsed fabric, the resolved links, the baseline as counters and the
 findings of every check. ``update_host(name)`` / ``update_switch(name)`` / ``update_paths(paths)``
 re-read only that device's files with the bundle loader's own readers and re-run only what the change
-can move (see :mod:`unifab.checks.incremental_scope`). The result always equals a full
+can move (see :mod:`unifab.session.scope`). The result always equals a full
 ``load_bundle`` + ``run_checks`` of the changed bundle:
 
 * links touching the device keep their ends → their per-link checks re-run, the rest are kept;
@@ -23,20 +23,48 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import TypeVar
 
 import orjson
 
+from unifab import layout
 from unifab.checks.context import Baseline, CheckContext, NicLink, PortLink, intent_baseline
-from unifab.checks.incremental_counts import BaselineCounts, PortCounts, ordered_port_values
-from unifab.checks.incremental_scope import Resolved, Scope, cabling_key, degraded_key, scope_of, uplinks_key
 from unifab.checks.registry import CheckSpec, registry
-from unifab.collect.bundle import BUNDLE_DIRS, Problems, load_intent_file, load_plan, load_switch, merge_links
+from unifab.collect.bundle import (
+    BUNDLE_DIRS,
+    device_origin,
+    load_intent_file,
+    load_plan,
+    load_snapshot,
+    load_switch,
+    merge_links,
+)
 from unifab.collect.host import load_host
+from unifab.collect.problems import Problems
 from unifab.errors import BundleError
 from unifab.jsonify import to_jsonable
 from unifab.model import Fabric, Finding, Host, Link, Switch, host_id
+from unifab.session.counts import BaselineCounts, PortCounts, ordered_port_values
+from unifab.session.scope import Resolved, Scope, cabling_key, degraded_key, scope_of, uplinks_key
+from unifab.snapshot import Snapshot
+from unifab.sources import Source, SourcePath, as_source_path
+
+__all__ = [
+    "IB_FILE",
+    "INTENT",
+    "INTENT_KEY",
+    "PLAN_KEY",
+    "SCHEDULER_KEY",
+    "DeviceKey",
+    "Session",
+    "T",
+    "Update",
+    "diff_findings",
+    "finding_key",
+]
 
 T = TypeVar("T")
 DeviceKey = tuple[str, str]  # ("host" | "switch", name)
@@ -44,8 +72,8 @@ HOST, SWITCH = "host", "switch"
 PLAN_KEY: DeviceKey = ("plan", "")
 SCHEDULER_KEY: DeviceKey = ("scheduler", "")
 INTENT_KEY: DeviceKey = ("intent", "")
-INTENT = "fabric.yaml"
-IB_FILE = Path("ib") / "ibnetdiscover.txt"  # IB views merge into hosts: such bundles are re-read whole
+INTENT = layout.INTENT
+IB_FILE = layout.IBNETDISCOVER  # IB views merge into hosts: such bundles are re-read whole
 
 
 @dataclass(slots=True)
@@ -116,8 +144,13 @@ def _shape(r: Resolved | None) -> tuple[object, ...] | None:
 class Session:
     """A loaded bundle whose findings follow single-device changes (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, location: Path | Source | SourcePath) -> None:
+        try:
+            self.source_root = as_source_path(location)
+        except ValueError as exc:
+            raise BundleError(str(exc)) from None
+        # where a directory bundle lives, to relate absolute changed paths to it (None for other sources)
+        self.root: Path | None = location if isinstance(location, Path) else None
         self.specs: dict[str, CheckSpec] = {k: s for k, s in registry().items() if s.run is not None}
         self._load_all()
 
@@ -125,7 +158,7 @@ class Session:
 
     def _load_all(self) -> None:
         """Read the whole bundle, device by device, with the readers and in the order ``load_bundle`` uses."""
-        root = self.root
+        root = self.source_root
         if not root.exists():
             raise BundleError(f"bundle not found: {root}")
         if not root.is_dir():
@@ -137,27 +170,33 @@ class Session:
             self._load_whole()
             return
         self.fabric = Fabric()
+        self._read_at = datetime.now(UTC)
+        self._origins = {
+            f"{kind}:{d.name}": device_origin(d, kind)
+            for kind, top in ((HOST, layout.HOSTS), (SWITCH, layout.SWITCHES))
+            for d in _subdirs(root / top)
+        }
         self._inputs: dict[DeviceKey, list[Finding]] = {}
         self._contrib: dict[DeviceKey, list[Link]] = {}
-        for host_dir in _subdirs(root / "hosts"):
+        for host_dir in _subdirs(root / layout.HOSTS):
             host, links, found = _read_host(root, host_dir.name)
             self.fabric.hosts[host.name] = host
             self._contrib[(HOST, host_dir.name)] = links
             self._inputs[(HOST, host_dir.name)] = found
-        for switch_dir in _subdirs(root / "switches"):
+        for switch_dir in _subdirs(root / layout.SWITCHES):
             switch, links, found = _read_switch(root, switch_dir.name)
             if switch is not None:
                 self.fabric.switches[switch.name] = switch
             self._contrib[(SWITCH, switch_dir.name)] = links
             self._inputs[(SWITCH, switch_dir.name)] = found
         problems = Problems(root)
-        self._contrib[PLAN_KEY] = load_plan(root / "plan", problems)
+        self._contrib[PLAN_KEY] = load_plan(root / layout.PLAN_DIR, problems)
         self._inputs[PLAN_KEY] = problems.findings
-        if (root / "scheduler").is_dir():
+        if (root / layout.SCHEDULER).is_dir():
             from unifab.collect.scheduler import load_jobs
 
             problems = Problems(root)
-            self.fabric.jobs = load_jobs(root / "scheduler", problems)
+            self.fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
             self._inputs[SCHEDULER_KEY] = problems.findings
         if (root / INTENT).is_file():
             problems = Problems(root)
@@ -168,9 +207,11 @@ class Session:
     def _load_whole(self) -> None:
         """A bundle with an IB discovery (its hosts merge IB views): read and check it whole, each time."""
         from unifab.checks.runner import run_checks
-        from unifab.collect.bundle import load_bundle
 
-        self.fabric = load_bundle(self.root)
+        snapshot = load_snapshot(self.source_root)
+        self.fabric = snapshot.fabric
+        self._read_at = snapshot.read_at
+        self._origins = dict(snapshot.origins)
         self.findings = run_checks(self.fabric)
 
     def _relink(self) -> None:
@@ -249,15 +290,29 @@ class Session:
         for raw in paths:
             path = Path(raw)
             if path.is_absolute():
-                if not path.is_relative_to(self.root):
+                if self.root is None or not path.is_relative_to(self.root.absolute()):
                     return self.reload()
-                path = path.relative_to(self.root)
+                path = path.relative_to(self.root.absolute())
             parts = path.parts
-            if len(parts) >= 2 and parts[0] in ("hosts", "switches"):
-                devices[(HOST if parts[0] == "hosts" else SWITCH, parts[1])] = None
+            if len(parts) >= 2 and parts[0] in (layout.HOSTS, layout.SWITCHES):
+                devices[(HOST if parts[0] == layout.HOSTS else SWITCH, parts[1])] = None
             else:
                 return self.reload()
         return self._timed(list(devices))
+
+    def snapshot(self) -> Snapshot:
+        """The fabric as it stands now, frozen: later updates never change a snapshot already handed out."""
+        f = self.fabric
+        fabric = dataclasses.replace(
+            f,
+            hosts=dict(f.hosts),
+            switches=dict(f.switches),
+            links=list(f.links),
+            input_findings=list(f.input_findings),
+            jobs=dict(f.jobs),
+        )
+        origins = MappingProxyType(dict(sorted(self._origins.items())))
+        return Snapshot(fabric, self._read_at, str(self.source_root), origins)
 
     def reload(self) -> Update:
         """Re-read the whole bundle (a plan, scheduler or intent change) and re-run every check."""
@@ -281,18 +336,21 @@ class Session:
 
     def _update_device(self, key: DeviceKey, diff: _Diff) -> str:
         kind, name = key
-        device_dir = self.root / ("hosts" if kind == HOST else "switches") / name
+        device_dir = self.source_root / (layout.HOSTS if kind == HOST else layout.SWITCHES) / name
         self._whole = None
+        self._read_at = datetime.now(UTC)
         if not device_dir.is_dir():
+            self._origins.pop(f"{kind}:{name}", None)
             if key not in self._contrib:
                 return "incremental"  # never known, still absent
             self._forget(key)
             return self._recheck_all(diff)
+        self._origins[f"{kind}:{name}"] = device_origin(device_dir, kind)
         if kind == HOST:
-            host, links, found = _read_host(self.root, name)
+            host, links, found = _read_host(self.source_root, name)
             new_obj: Host | Switch | None = host
         else:
-            new_obj, links, found = _read_switch(self.root, name)
+            new_obj, links, found = _read_switch(self.source_root, name)
         old_obj = self.fabric.hosts.get(name) if kind == HOST else self.fabric.switches.get(name)
         known = key in self._contrib
         same_cables = known and self._contrib[key] == links
@@ -471,19 +529,19 @@ def _in_load_order(per_device: dict[DeviceKey, T]) -> dict[DeviceKey, T]:
     return dict(sorted(per_device.items(), key=lambda kv: (rank.get(kv[0][0], 5), kv[0][1])))
 
 
-def _subdirs(path: Path) -> list[Path]:
+def _subdirs(path: SourcePath) -> list[SourcePath]:
     return sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []
 
 
-def _read_host(root: Path, name: str) -> tuple[Host, list[Link], list[Finding]]:
+def _read_host(root: SourcePath, name: str) -> tuple[Host, list[Link], list[Finding]]:
     problems = Problems(root)
-    host, links = load_host(root / "hosts" / name, problems)
+    host, links = load_host(root / layout.HOSTS / name, problems)
     return host, links, problems.findings
 
 
-def _read_switch(root: Path, name: str) -> tuple[Switch | None, list[Link], list[Finding]]:
+def _read_switch(root: SourcePath, name: str) -> tuple[Switch | None, list[Link], list[Finding]]:
     problems = Problems(root)
-    switch, links = load_switch(root / "switches" / name, problems)
+    switch, links = load_switch(root / layout.SWITCHES / name, problems)
     return switch, links, problems.findings
 
 

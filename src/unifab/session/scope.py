@@ -24,6 +24,8 @@ from unifab.checks.context import NicLink, PortLink
 from unifab.checks.topology_common import nic_rail
 from unifab.model import Endpoint, Fabric
 
+__all__ = ["SCOPES", "Resolved", "Scope", "cabling_key", "degraded_key", "scope_of", "uplinks_key"]
+
 
 class Scope(enum.Enum):
     LINK = "link"

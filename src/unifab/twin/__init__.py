@@ -1,1 +1,3 @@
 """The synthetic cluster ("twin"): a bundle of real-format artifacts with injected misconfigurations."""
+
+__all__ = []

@@ -13,6 +13,40 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from unifab.platforms import platform
+
+__all__ = [
+    "CNP_DSCP",
+    "CNP_PRIO",
+    "DEFAULT_SU_HOSTS",
+    "ECN_MAX_BYTES",
+    "ECN_MIN_BYTES",
+    "GPUS_PER_HOST",
+    "HOST_CABLE_M",
+    "HOST_MTU",
+    "HOST_SPEED_MBPS",
+    "JOB_HOSTS",
+    "OSES",
+    "QOS_MAP",
+    "RAILS",
+    "ROCE_DSCP",
+    "ROCE_PRIO",
+    "ROCE_TCLASS",
+    "SPINES_PER_FABRIC",
+    "SPINE_CABLE_M",
+    "SWITCH_MTU",
+    "Cluster",
+    "TwinJob",
+    "TwinNic",
+    "TwinPort",
+    "TwinSwitch",
+    "build",
+    "device_count",
+    "job_env",
+    "port_name",
+    "switch_os_of",
+]
+
 GPUS_PER_HOST = 8
 RAILS = 8
 DEFAULT_SU_HOSTS = 32
@@ -181,7 +215,7 @@ def port_name(index: int, os: str = "sonic") -> str:
     SONiC (and the twin's EOS) count lanes, ``Ethernet<8 * index>``; Cumulus Linux numbers front-panel
     ports from 1, ``swp<index + 1>`` (a breakout would be ``swp<n>s<m>``; the twin cables whole ports).
     """
-    return f"swp{index + 1}" if os == "nvue" else f"Ethernet{index * 8}"
+    return platform(os).port_name(index)
 
 
 def switch_os_of(switch_os: str, index: int) -> str:

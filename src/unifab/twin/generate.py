@@ -5,19 +5,21 @@ from __future__ import annotations
 import random
 import shutil
 import tempfile
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from unifab.errors import UsageError
-from unifab.parse.plan.rail_template import check_gpus
 from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
 from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
+from unifab.twin.rail_template import check_gpus
 from unifab.twin.scenarios import SCENARIOS, Picker
 from unifab.twin.writer import write_bundle
+
+__all__ = ["SWITCH_OSES", "TwinResult", "generate"]
 
 
 @dataclass(frozen=True, slots=True)

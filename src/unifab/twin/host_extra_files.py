@@ -1,4 +1,4 @@
-"""Host artifacts the twin writes beside :mod:`unifab.twin.host_files`, each through its parser's ``render``.
+"""Host artifacts the twin writes beside :mod:`unifab.twin.host_files`, each through its parser's ``dump``.
 
 Per NIC: ``cmd/ethtool-m/<netdev>.txt``, the ``ethtool -m`` of a healthy 400G OSFP CMIS module (an NVIDIA
 MMA4Z00-NS400-like 400GBASE-SR4 multimode transceiver: 4 lanes, 850 nm VCSEL), DOM well inside its thresholds.
@@ -128,7 +128,7 @@ def module_serial(nic: TwinNic) -> str:
 
 @cache
 def _module_template() -> str:
-    return em.render(module_eeprom(_SERIAL_TOKEN))
+    return em.dump(module_eeprom(_SERIAL_TOKEN))
 
 
 def host_dmesg(host_index: int) -> xid.XidLog:
@@ -143,7 +143,7 @@ def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) ->
     write_host_pci(host_root, nics, off_switch)
     write_nic_vendor_files(host_root, nics)
     if nics:
-        write_text(host_root / "cmd" / "dmesg.txt", xid.render(host_dmesg(nics[0].host_index)))
+        write_text(host_root / "cmd" / "dmesg.txt", xid.dump(host_dmesg(nics[0].host_index)))
     template = _module_template()
     for nic in nics:
         text = template.replace(_SERIAL_TOKEN, module_serial(nic))

@@ -1,4 +1,4 @@
-"""A twin host's artifacts, each written by its parser's ``render``/``render_tree`` so readers see real formats.
+"""A twin host's artifacts, each written by its parser's ``dump``/``dump_tree`` so readers see real formats.
 
 Per host: ``cmd/ibdev2netdev.txt``, ``cmd/lldpcli.json`` (json0), ``cmd/show_gids.txt``, ``cmd/ibv_devinfo.txt``,
 ``cmd/nvidia-smi-topo-m.txt`` and ``cmd/nccl-topo.xml``. Per NIC: ``cmd/mlnx_qos/<netdev>.txt``,
@@ -36,27 +36,25 @@ from unifab.parse.host import (
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
+from unifab.twin.hardware import (
+    ETS_BW,
+    GPU_NVLINKS,
+    GPU_PCI_CLASS,
+    HW_COUNTERS,
+    LANE_SPEEDS,
+    NIC_PCI_CLASS,
+    NUMA_CPUS,
+    RP_DEFAULTS,
+    RX_BUFFERS,
+    SWITCH_BUSES,
+    SYSTEM_DESCR,
+    eui64,
+    nic_ibv_device,
+)
 from unifab.twin.host_extra_files import write_host_extras
 from unifab.twin.host_pci_files import own_switch_bus
-from unifab.twin.switch_files_eos import SYSTEM_DESCR
 
-FW_VER = "28.39.1002"  # ConnectX-7 firmware
-VENDOR_PART_ID = 4129  # ConnectX-7
-BOARD_ID = "MT_0000000838"
-NIC_PCI_CLASS = "0x020000"  # Ethernet controller (RoCE)
-GPU_PCI_CLASS = "0x030200"  # 3D controller
-SWITCH_BUSES = (0x15, 0x26, 0x37, 0x48, 0x95, 0xA6, 0xB7, 0xC8)  # PCIe switch i: NIC on bus +2, GPU on bus +3
-NUMA_CPUS = ("0-55,112-167", "56-111,168-223")
-GPU_NVLINKS = "NV18"
-HW_COUNTERS = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled")
-IBOE_HEADERS = 96  # GRH + UDP + BTH + XRC + ATOMICETH + ICRC bytes (linux ib_verbs.h iboe_get_mtu)
-LANE_SPEEDS = ((100_000, "NDR"), (50_000, "HDR"), (25_000, "EDR"))  # Gb/s per lane -> sysfs speed name
-
-# MLNX_OFED / firmware reaction-point defaults (reference host-nic-roce §2.3): the notification point's
-# min_time_between_cnps is written on its own.
-RP_DEFAULTS = {name: value for name, value in MLX5_DCQCN.items() if name != "min_time_between_cnps"}
-ETS_BW = (45, 1, 1, 50, 1, 1, 0, 1)  # per TC; TC 6 (CNP) is strict
-RX_BUFFERS = (130944, 261888, 0, 0, 0, 0, 0, 0)  # lossy buffer 0, lossless buffer 1 (priority 3)
+__all__ = ["nic_gids", "nic_ipv4", "nic_mlnx_qos", "write_host"]
 
 
 def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
@@ -91,10 +89,10 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     cmd = root / "cmd"
     write_text(
         cmd / "ibdev2netdev.txt",
-        ibdev2netdev.render(tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Up") for n in nics)),
+        ibdev2netdev.dump(tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Up") for n in nics)),
     )
-    write_text(cmd / "show_gids.txt", show_gids.render(tuple(g for n in nics for g in nic_gids(n))))
-    write_text(cmd / "ibv_devinfo.txt", ibv_devinfo.render(tuple(nic_ibv_device(n) for n in nics)))
+    write_text(cmd / "show_gids.txt", show_gids.dump(tuple(g for n in nics for g in nic_gids(n))))
+    write_text(cmd / "ibv_devinfo.txt", ibv_devinfo.dump(tuple(nic_ibv_device(n) for n in nics)))
     off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
     smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics), off_switch)
     write_text(cmd / "nvidia-smi-topo-m.txt", smi_topo)
@@ -102,7 +100,7 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     neighbors = []
     for nic in nics:
         if nic.vendor == "mlx5":  # Broadcom NICs: niccli getqos and bnxt_en counters, by host_nic_vendor_files
-            write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.render(nic_mlnx_qos(nic)))
+            write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.dump(nic_mlnx_qos(nic)))
             write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
         net = root / "sys" / "class" / "net" / nic.netdev
         write_text(net / "mtu", f"{nic.mtu}\n")
@@ -110,7 +108,7 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
         if nic.ofed_sysfs:  # MLNX_OFED-only sysfs; upstream mlx5 and bnxt_re have neither
             _write_ecn(net / "ecn", nic)
             tclass = traffic_class.TrafficClass(nic.tclass, ())
-            write_text(ib / "tc" / "1" / "traffic_class", traffic_class.render(tclass))
+            write_text(ib / "tc" / "1" / "traffic_class", traffic_class.dump(tclass))
         _write_files(ib, _ib_port_files(nic.port_state, nic.speed_mbps))
         _write_files(
             root / "sys" / "kernel" / "config" / "rdma_cm" / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode)
@@ -138,10 +136,10 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
                 mfs=None,
             )
         )
-    write_text(root / "cmd" / "lldpcli.json", lldpcli.render_json0(neighbors))
+    write_text(root / "cmd" / "lldpcli.json", lldpcli.dump_json0(neighbors))
     for nic in nics:
         pause = ethtool_pause.PauseParams(nic.netdev, autoneg=False, rx=nic.global_pause, tx=nic.global_pause)
-        write_text(root / "cmd" / "ethtool-a" / f"{nic.netdev}.txt", ethtool_pause.render(pause))
+        write_text(root / "cmd" / "ethtool-a" / f"{nic.netdev}.txt", ethtool_pause.dump(pause))
     write_host_extras(cluster, root, nics)
 
 
@@ -186,16 +184,6 @@ def _write_files(base: Path, files: Mapping[str, str]) -> None:
 # --- RDMA: GIDs, ibv_devinfo, port files, counters, rdma_cm --------------------------------------------
 
 
-def _mac_bytes(nic: TwinNic) -> list[int]:
-    return [int(part, 16) for part in nic.mac.split(":")]
-
-
-def _eui64(nic: TwinNic) -> str:
-    """The modified EUI-64 interface id of the NIC's MAC, as four hex groups (also the node GUID)."""
-    b = _mac_bytes(nic)
-    return f"{b[0] ^ 2:02x}{b[1]:02x}:{b[2]:02x}ff:fe{b[3]:02x}:{b[4]:02x}{b[5]:02x}"
-
-
 def nic_ipv4(nic: TwinNic) -> str:
     """The RoCE address of the NIC: one /16 per rail, hosts numbered from 1."""
     n = nic.host_index + 1
@@ -204,7 +192,7 @@ def nic_ipv4(nic: TwinNic) -> str:
 
 def nic_gids(nic: TwinNic) -> tuple[show_gids.Gid, ...]:
     """GIDs 0-3 of a RoCE port: link-local and IPv4-mapped, each as RoCE v1 and v2."""
-    link_local = f"fe80:0000:0000:0000:{_eui64(nic)}"
+    link_local = f"fe80:0000:0000:0000:{eui64(nic)}"
     a, b, c_, d = (int(x) for x in nic_ipv4(nic).split("."))
     mapped = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c_:02x}{d:02x}"
     ip = nic_ipv4(nic)
@@ -213,40 +201,6 @@ def nic_gids(nic: TwinNic) -> tuple[show_gids.Gid, ...]:
         show_gids.Gid(nic.rdma_dev, 1, 1, link_local, None, "v2", nic.netdev),
         show_gids.Gid(nic.rdma_dev, 1, 2, mapped, ip, "v1", nic.netdev),
         show_gids.Gid(nic.rdma_dev, 1, 3, mapped, ip, "v2", nic.netdev),
-    )
-
-
-def active_mtu(netdev_mtu: int) -> int:
-    """The RoCE path MTU the kernel derives from the netdev MTU (``iboe_get_mtu``)."""
-    room = netdev_mtu - IBOE_HEADERS
-    return next((m for m in (4096, 2048, 1024, 512) if room >= m), 256)
-
-
-def nic_ibv_device(nic: TwinNic) -> ibv_devinfo.IbvDevice:
-    state = f"PORT_{nic.port_state}"
-    guid = _eui64(nic)
-    port = ibv_devinfo.IbvPort(
-        port=1,
-        state=state if state in ibv_devinfo.PORT_STATES else "PORT_DOWN",
-        max_mtu=4096,
-        active_mtu=active_mtu(nic.mtu),
-        sm_lid=0,
-        port_lid=0,
-        port_lmc=0,
-        link_layer="Ethernet",
-    )
-    return ibv_devinfo.IbvDevice(
-        hca_id=nic.rdma_dev,
-        transport="InfiniBand",
-        fw_ver=FW_VER,
-        node_guid=guid,
-        sys_image_guid=guid,
-        vendor_id="0x02c9",
-        vendor_part_id=VENDOR_PART_ID,
-        hw_ver="0x0",
-        board_id=BOARD_ID,
-        phys_port_cnt=1,
-        ports=(port,),
     )
 
 
@@ -275,12 +229,12 @@ def _ib_port_files(state: str, speed_mbps: int) -> dict[str, str]:
         counters={},
         cm_counters={},
     )
-    return hw_counters.render_tree(hw_counters.HwCounters((hw_counters.IbDevice(None, None, None, None, (port,)),)))
+    return hw_counters.dump_tree(hw_counters.HwCounters((hw_counters.IbDevice(None, None, None, None, (port,)),)))
 
 
 @cache
 def _rdma_cm(tos: int, mode: str) -> dict[str, str]:
-    return roce_tos.render_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, tos, mode),)))
+    return roce_tos.dump_tree(roce_tos.RoceTos((roce_tos.RoceDefaults(1, tos, mode),)))
 
 
 @cache
@@ -317,7 +271,7 @@ def _ethtool_stats(pfc: frozenset[int]) -> str:
             f"rx_prio{p}_pause_transition",
         ]
     names += ["tx_pause_storm_warning_events", "tx_pause_storm_error_events", "module_unplug", "module_bus_stuck"]
-    return ethtool_stats.render(dict.fromkeys(names, 0))
+    return ethtool_stats.dump(dict.fromkeys(names, 0))
 
 
 # --- GPUs: nvidia-smi topo -m and the NCCL topology ----------------------------------------------------
@@ -396,5 +350,5 @@ def _gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...]
         for i, (name, speed) in enumerate(nics)
     )
     cpus = tuple(nccl_topo.TopoCpu(node, None, "x86_64", "GenuineIntel") for node in range(len(NUMA_CPUS)))
-    xml = nccl_topo.render(nccl_topo.NcclTopo(1, cpus, gpus, topo_nics))
-    return nvidia_smi_topo.render(smi), xml
+    xml = nccl_topo.dump(nccl_topo.NcclTopo(1, cpus, gpus, topo_nics))
+    return nvidia_smi_topo.dump(smi), xml

@@ -25,7 +25,30 @@ from unifab.parse.host import bnxt_qos, cc_params, ethtool_stats, ibv_devinfo
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
 from unifab.twin.files import write_text
+from unifab.twin.hardware import ETS_BW, RP_DEFAULTS, nic_ibv_device
 from unifab.twin.host_pci_files import nic_bdf
+
+__all__ = [
+    "BNXT_BOARD_ID",
+    "BNXT_EN_VERSION",
+    "BNXT_FUNC_COUNTERS",
+    "BNXT_FW_VER",
+    "BNXT_PART_ID",
+    "BNXT_PORT_COUNTERS",
+    "BNXT_PORT_EXT_COUNTERS",
+    "BNXT_RINGS",
+    "BNXT_RING_COUNTERS",
+    "BNXT_VENDOR_ID",
+    "CC_RP_NAMES",
+    "OFED_MLX5_VERSION",
+    "ROCE_V2_PORT",
+    "bnxt_ethtool_stats",
+    "nic_bnxt_cc",
+    "nic_bnxt_ibv",
+    "nic_bnxt_qos",
+    "upstream_cc_params",
+    "write_nic_vendor_files",
+]
 
 OFED_MLX5_VERSION = "24.10-1.1.4"  # MLNX_OFED / DOCA-OFED mlx5_core
 BNXT_EN_VERSION = "1.10.3-231.0.162.0"  # Broadcom out-of-tree bnxt_en (the one with bnxt_re configfs CC)
@@ -59,7 +82,6 @@ CC_RP_NAMES = {
 def upstream_cc_params() -> cc_params.CcParams:
     """The debugfs ``cc_params`` of an mlx5 port at the firmware defaults, CNPs on DSCP 48 / priority 6."""
     from unifab.intent_presets import MLX5_DCQCN
-    from unifab.twin.host_files import RP_DEFAULTS  # host_files imports this module's caller
 
     params = {name: RP_DEFAULTS[ofed] for name, ofed in CC_RP_NAMES.items()}
     params |= {
@@ -74,7 +96,6 @@ def upstream_cc_params() -> cc_params.CcParams:
 def nic_bnxt_qos(nic: TwinNic) -> bnxt_qos.BnxtQos:
     """``niccli getqos`` of a Thor2 port configured to the twin's intent (the niccli verbs of ``bnxt_setupcc.sh``
     with ``-up2tc`` / ``-tcbw`` of the intent's eight TCs); no TC has a rate limit (100%)."""
-    from unifab.twin.host_files import ETS_BW  # host_files imports this module's caller
 
     prio_tc = {p: p for p in range(8)}
     tcs = tuple(
@@ -199,12 +220,12 @@ def bnxt_ethtool_stats() -> str:
     """
     names = [f"[{ring}]: {name}" for ring in range(BNXT_RINGS) for name in BNXT_RING_COUNTERS]
     names += [*BNXT_FUNC_COUNTERS, *BNXT_PORT_COUNTERS, *BNXT_PORT_EXT_COUNTERS]
-    return ethtool_stats.render(dict.fromkeys(names, 0))
+    return ethtool_stats.dump(dict.fromkeys(names, 0))
 
 
 @cache
 def _cc_params_files() -> dict[str, str]:
-    return cc_params.render_tree(upstream_cc_params())
+    return cc_params.dump_tree(upstream_cc_params())
 
 
 def write_nic_vendor_files(host_root: Path, nics: list[TwinNic]) -> None:
@@ -218,18 +239,17 @@ def write_nic_vendor_files(host_root: Path, nics: list[TwinNic]) -> None:
     elif driver == "bnxt":
         write_text(sys_dir / "module" / "bnxt_en" / "version", f"{BNXT_EN_VERSION}\n")
         # Imported here: host_files imports this module's caller.
-        from unifab.twin.host_files import nic_ibv_device
 
         devices = tuple(nic_bnxt_ibv(nic_ibv_device(n)) for n in nics)
-        write_text(host_root / "cmd" / "ibv_devinfo.txt", ibv_devinfo.render(devices))
+        write_text(host_root / "cmd" / "ibv_devinfo.txt", ibv_devinfo.dump(devices))
     for nic in nics:
         if nic.driver == "upstream":
             cc_dir = sys_dir / "kernel" / "debug" / "mlx5" / nic_bdf(nic.rail) / "cc_params"
             for name, text in _cc_params_files().items():
                 write_text(cc_dir / name, text)
         elif nic.driver == "bnxt":
-            write_text(host_root / "cmd" / "bnxt-qos" / f"{nic.netdev}.txt", bnxt_qos.render(nic_bnxt_qos(nic)))
+            write_text(host_root / "cmd" / "bnxt-qos" / f"{nic.netdev}.txt", bnxt_qos.dump(nic_bnxt_qos(nic)))
             write_text(host_root / "cmd" / "ethtool-S" / f"{nic.netdev}.txt", bnxt_ethtool_stats())
             cc_root = sys_dir / "kernel" / "config" / "bnxt_re" / nic.rdma_dev
-            for rel, text in bnxt_qos.render_tree(nic_bnxt_cc(nic)).items():
+            for rel, text in bnxt_qos.dump_tree(nic_bnxt_cc(nic)).items():
                 write_text(cc_root / rel, text)

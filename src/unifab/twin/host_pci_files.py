@@ -5,7 +5,7 @@ The PCIe layout is the one :mod:`unifab.twin.host_files` gives the NCCL topology
 GPU on bus ``B+3``); a GPU the ``affinity`` scenario moved off its NIC's switch hangs below a downstream port of a
 switch of its own instead (:func:`own_switch_bus`). ``lspci-vvv.txt`` holds the 32 devices an ``lspci -vvv -s``
 selection would print (the GPUs, the NICs and the downstream ports above them, ACS off as on a GPUDirect-ready
-host) in the lines :func:`unifab.parse.host.lspci.render` writes, not the whole PCI tree: that is all the reader
+host) in the lines :func:`unifab.parse.host.lspci.dump` writes, not the whole PCI tree: that is all the reader
 uses, and it keeps the file near 16 kB per host. Every link trains at its capability
 (Gen5 x16). ``nvidia-smi-q.xml`` describes the 8 H100 SXM5 GPUs (UUIDs as in ``cmd/dmesg.txt``), and
 ``rdma-statistic.txt`` the idle counters of each RDMA device.
@@ -24,6 +24,31 @@ from unifab.parse.host import lspci, nvidia_smi_q, rdma_statistic
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
 from unifab.twin.files import write_text
+from unifab.twin.hardware import SWITCH_BUSES
+
+__all__ = [
+    "ACS_OFF",
+    "BNXT_RDMA_COUNTERS",
+    "CUDA_VERSION",
+    "GPU_BOARD_PART",
+    "GPU_DRIVER",
+    "GPU_PRODUCT",
+    "GPU_VBIOS",
+    "MLX5_RDMA_COUNTERS",
+    "NIC_KINDS",
+    "PCIE_GEN5",
+    "SMI_TIMESTAMP",
+    "gpu_bdf",
+    "gpu_serial",
+    "gpu_uuid",
+    "host_lspci",
+    "host_nvidia_smi",
+    "host_rdma_statistic",
+    "nic_bdf",
+    "nic_serial",
+    "own_switch_bus",
+    "write_host_pci",
+]
 
 GPU_PRODUCT = "NVIDIA H100 80GB HBM3"
 GPU_VBIOS = "96.00.89.00.01"
@@ -135,7 +160,6 @@ NIC_KINDS = {
 
 
 def _buses() -> tuple[int, ...]:
-    from unifab.twin.host_files import SWITCH_BUSES  # host_files imports this module's caller
 
     return SWITCH_BUSES
 
@@ -311,17 +335,17 @@ def host_rdma_statistic(nics: tuple[tuple[str, str], ...]) -> rdma_statistic.Rdm
 
 @cache
 def _lspci_template(vendor: str, off_switch: tuple[int, ...]) -> str:
-    return lspci.render(host_lspci(vendor, off_switch))
+    return lspci.dump(host_lspci(vendor, off_switch))
 
 
 @cache
 def _smi_template() -> str:
-    return nvidia_smi_q.render(host_nvidia_smi())
+    return nvidia_smi_q.dump(host_nvidia_smi())
 
 
 @cache
 def _rdma_text(nics: tuple[tuple[str, str], ...]) -> str:
-    return rdma_statistic.render(host_rdma_statistic(nics))
+    return rdma_statistic.dump(host_rdma_statistic(nics))
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -13,9 +13,10 @@ import re
 import yaml
 
 from unifab.intent import Device, Intent, parse_intent, resolve
-from unifab.render.profile import PortSpec, QosProfile
+from unifab.profile import PortSpec, QosProfile
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinPort, TwinSwitch
+from unifab.twin.hardware import ETS_BW
 
 __all__ = ["intent", "intent_yaml", "port_spec", "switch_profile"]
 
@@ -28,7 +29,6 @@ def intent_yaml() -> str:
     twin's own values, so that the clean twin is exactly what its intent asks for."""
     # the NICs' values; imported here because the host writer imports the switch writers, which import this
     from unifab.intent_presets import MLX5_DCQCN
-    from unifab.twin.host_files import ETS_BW
 
     ets = [
         {"tc": tc, "tsa": "strict"} if tc == c.CNP_PRIO else {"tc": tc, "tsa": "ets", "bw_percent": bw}

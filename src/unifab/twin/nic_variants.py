@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from unifab.twin.cluster import Cluster
 
+__all__ = ["NIC_DRIVERS", "NIC_VENDORS", "apply_nic_variants", "host_variant"]
+
 NIC_VENDORS = ("mlx5", "bnxt", "mixed")
 NIC_DRIVERS = ("ofed", "upstream", "mixed")
 

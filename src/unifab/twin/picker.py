@@ -15,6 +15,8 @@ from unifab.errors import UsageError
 from unifab.model import Endpoint, link_id
 from unifab.twin.cluster import Cluster, TwinNic, TwinPort, TwinSwitch
 
+__all__ = ["CANNOT_EXPRESS", "HostLink", "Picker", "Truth", "Uplink", "host_links", "uplinks"]
+
 Truth = dict[str, Any]
 CANNOT_EXPRESS = "no device in this cluster can express it"
 

@@ -18,6 +18,8 @@ from unifab.errors import UsageError
 from unifab.parse.plan.cabling import PlannedCable
 from unifab.twin.cluster import GPUS_PER_HOST, HOST_CABLE_M, SPINE_CABLE_M, SPINES_PER_FABRIC, port_name
 
+__all__ = ["RAIL_CHOICES", "RailShape", "check_gpus", "host_name", "leaf_name", "plan", "shape", "spine_name"]
+
 RAIL_CHOICES = (1, 2, 4, 8)
 
 

@@ -11,6 +11,8 @@ from unifab.parse.sched import hostlist
 from unifab.twin.cluster import GPUS_PER_HOST, Cluster
 from unifab.twin.files import write_text
 
+__all__ = ["START_EPOCH", "squeue_json", "write_scheduler"]
+
 START_EPOCH = 1_796_000_000  # 2026-11-30, inside the twin's day
 
 

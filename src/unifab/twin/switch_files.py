@@ -27,11 +27,13 @@ from typing import Any
 import orjson
 
 from unifab.parse.switch import sonic_lldp
-from unifab.render.profile import QosProfile
+from unifab.profile import QosProfile
 from unifab.render.sonic_config import pg_ranges, render_config_db
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
 from unifab.twin.intent_file import port_spec, switch_profile
+
+__all__ = ["HWSKU", "PLATFORM", "appl_db_lldp", "config_db"]
 
 HWSKU = "ACS-SN5600"
 PLATFORM = "x86_64-nvidia_sn5600-r0"
@@ -180,7 +182,7 @@ def appl_db_lldp(switch: TwinSwitch, cluster: Cluster) -> str:
         nic = cluster.nic(peer_node, peer_port)
         if nic is not None:  # lldpd on a host: MAC as port id, interface name as description
             neighbors.append(_neighbor(name, nic.host, nic.mac, "mac", nic.mac, "mac", nic.netdev))
-    return sonic_lldp.render(neighbors)
+    return sonic_lldp.dump(neighbors)
 
 
 def _neighbor(

@@ -2,7 +2,7 @@
 ``show version`` and ``show lldp neighbors detail`` (the files :mod:`unifab.collect.eos_eapi` collects).
 
 The running-config is built as :mod:`unifab.parse.switch.eos_config` records and printed by its
-``render``, so it is exactly what the parser reads. The JSON follows the eAPI field layout of the
+``dump``, so it is exactly what the parser reads. The JSON follows the eAPI field layout of the
 vEOS 4.23 captures in ``samples/switch/eos`` (``show interfaces``, ``show lldp neighbors detail``) and
 the ``show version`` reply in the SuzieQ EOS gather.
 
@@ -38,13 +38,14 @@ from typing import Any
 
 import orjson
 
+from unifab.parse._text import natural_key
 from unifab.parse.switch import eos_config as ec
-from unifab.parse.switch.sonic_state_db import natural_key
 from unifab.render.eos_config import apply_to_running_config
 from unifab.render.eos_config import records as eos_records
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
 from unifab.twin.files import write_text
+from unifab.twin.hardware import EOS_INTERNAL_VERSION, EOS_MODEL, EOS_VERSION, HOST_DESCR, SYSTEM_DESCR
 from unifab.twin.intent_file import port_spec, switch_profile
 
 __all__ = [
@@ -61,20 +62,11 @@ __all__ = [
     "write_eos",
 ]
 
-EOS_MODEL = "DCS-7060X6-64PE"
-EOS_VERSION = "4.32.2F"
-EOS_INTERNAL_VERSION = "4.32.2F-38195967.4322F"
 ROCE_PROFILE = "ROCE"
 _CLEAN_DSCP = TwinSwitch("", "leaf", 0).dscp_to_tc
 LANES = {800_000: 8, 400_000: 8, 200_000: 4, 100_000: 4}
 BOOT_TIME = 1767225600.0  # 2026-01-01T00:00:00Z: fixed, so bundles are reproducible
 UPTIME_S = 3_600_000.0
-SYSTEM_DESCR = {
-    "sonic": "SONiC Software Version: SONiC.202405 - HwSku: ACS-SN5600 - Distribution: Debian 12",
-    "eos": f"Arista Networks EOS version {EOS_VERSION} running on an Arista {EOS_MODEL}",
-    "nvue": "Cumulus Linux version 5.16.0 running on Nvidia SN5600",
-}
-HOST_DESCR = "Ubuntu 22.04.4 LTS Linux 5.15.0-105-generic #115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 x86_64"
 
 
 def speed_text(mbps: int) -> str:
@@ -135,7 +127,7 @@ def _section(switch: TwinSwitch) -> str:
         qos_profiles={profile.name: replace(qos_profile, qos=replace(qos_profile.qos, tx_queues=queues))},
         qos_maps=replace(cfg.qos_maps, dscp_to_tc=dict(sorted(dscp.items()))),
     )
-    return ec.render(cfg)
+    return ec.dump(cfg)
 
 
 def running_config(switch: TwinSwitch) -> str:
@@ -154,7 +146,7 @@ def running_config(switch: TwinSwitch) -> str:
             for p in _ports(switch)
         },
     )
-    return apply_to_running_config(ec.render(base), _section(switch))
+    return apply_to_running_config(ec.dump(base), _section(switch))
 
 
 def _dotted_mac(mac: str) -> str:

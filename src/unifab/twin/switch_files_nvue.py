@@ -27,11 +27,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from unifab.parse._text import natural_key
 from unifab.parse.host import lldpcli
 from unifab.parse.switch import nvue
-from unifab.parse.switch.sonic_state_db import natural_key
+from unifab.profile import QosProfile
 from unifab.render.nvue_config import merged_yaml
-from unifab.render.profile import QosProfile
 from unifab.twin.cluster import Cluster, TwinPort, TwinSwitch
 from unifab.twin.files import write_text
 from unifab.twin.intent_file import port_spec, switch_profile
@@ -57,7 +57,7 @@ def config_yaml(switch: TwinSwitch) -> str:
     """``nv config show -o yaml`` of the switch."""
     profile = switch_profile(switch)
     ports = _ports(switch)
-    header: dict[str, Any] = {**nvue.RENDER_HEADER, "version": NVUE_VERSION}
+    header: dict[str, Any] = {**nvue.DUMP_HEADER, "version": NVUE_VERSION}
     body: dict[str, Any] = {
         "interface": {p.name: {"link": {"speed": f"{p.speed_mbps // 1000}G"}, "type": "swp"} for p in ports},
         "system": {"hostname": switch.name},
@@ -138,7 +138,7 @@ def lldpcli_json(cluster: Cluster, switch: TwinSwitch) -> str:
                 mfs=None,
             )
         )
-    return lldpcli.render_json0(neighbors)
+    return lldpcli.dump_json0(neighbors)
 
 
 def write_nvue(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:

@@ -27,6 +27,20 @@ from unifab.errors import UsageError
 from unifab.twin.cluster import GPUS_PER_HOST, Cluster, TwinJob
 from unifab.twin.picker import HostLink, Picker, Truth, Uplink
 
+__all__ = [
+    "DEGRADED_SPEED_MBPS",
+    "NCCL_AND_LINK_SCENARIOS",
+    "NUMA_NODES",
+    "TOPOLOGY_SCENARIOS",
+    "affinity",
+    "degraded_link",
+    "missing_cable",
+    "miswire",
+    "nccl_hca",
+    "rail_swap",
+    "uplink_down",
+]
+
 DEGRADED_SPEED_MBPS = 200_000  # a 400G host link that trained on half its lanes
 NUMA_NODES = 2  # GPUs 0-3 and NICs 0-3 on node 0, the rest on node 1 (twin.host_files)
 

@@ -26,6 +26,8 @@ from unifab.twin.switch_files import appl_db_lldp, config_db
 from unifab.twin.switch_files_eos import show_lldp_neighbors_detail, write_eos
 from unifab.twin.switch_files_nvue import lldpcli_json, write_nvue
 
+__all__ = ["SWITCH_WRITERS", "planned_cables", "write_bundle"]
+
 
 def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] | None = None) -> None:
     """``progress(1)`` after each host and switch written."""
@@ -34,27 +36,40 @@ def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] |
         if progress:
             progress(1)
     for switch in cluster.switches.values():
-        switch_dir = root / "switches" / switch.name
-        if switch.os == "sonic":
-            write_text(switch_dir / "sonic" / "config_db.json", config_db(switch))
-            write_text(switch_dir / "sonic" / "appl_db.json", appl_db_lldp(switch, cluster))
-        elif switch.os == "eos":
-            write_eos(cluster, switch, switch_dir)
-            if (cabled := _cabled_view(cluster, switch)) is not switch:
-                write_text(
-                    switch_dir / "eos" / "show-lldp-neighbors-detail.json", show_lldp_neighbors_detail(cluster, cabled)
-                )
-        elif switch.os == "nvue":
-            write_nvue(cluster, switch, switch_dir)
-            if (cabled := _cabled_view(cluster, switch)) is not switch:
-                write_text(switch_dir / "nvue" / "lldpcli.json", lldpcli_json(cluster, cabled))
-        else:
-            raise ValueError(f"{switch.name}: no writer for switch OS {switch.os!r}")
+        writer = SWITCH_WRITERS.get(switch.os)
+        if writer is None:
+            raise ValueError(f"{switch.name}: the twin has no writer for switch OS {switch.os!r}")
+        writer(cluster, switch, root / "switches" / switch.name)
         if progress:
             progress(1)
-    write_text(root / "plan" / "cabling.csv", cabling.render(planned_cables(cluster)))
+    write_text(root / "plan" / "cabling.csv", cabling.dump(planned_cables(cluster)))
     write_text(root / "fabric.yaml", intent_yaml())
     write_scheduler(cluster, root)
+
+
+def _write_sonic(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:
+    write_text(switch_dir / "sonic" / "config_db.json", config_db(switch))
+    write_text(switch_dir / "sonic" / "appl_db.json", appl_db_lldp(switch, cluster))
+
+
+def _write_eos(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:
+    write_eos(cluster, switch, switch_dir)
+    if (cabled := _cabled_view(cluster, switch)) is not switch:
+        write_text(switch_dir / "eos" / "show-lldp-neighbors-detail.json", show_lldp_neighbors_detail(cluster, cabled))
+
+
+def _write_nvue(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:
+    write_nvue(cluster, switch, switch_dir)
+    if (cabled := _cabled_view(cluster, switch)) is not switch:
+        write_text(switch_dir / "nvue" / "lldpcli.json", lldpcli_json(cluster, cabled))
+
+
+# The twin's writer of each platform it can build (see unifab.platforms; InfiniBand is not one yet).
+SWITCH_WRITERS: dict[str, Callable[[Cluster, TwinSwitch, Path], None]] = {
+    "sonic": _write_sonic,
+    "eos": _write_eos,
+    "nvue": _write_nvue,
+}
 
 
 def _cabled_view(cluster: Cluster, switch: TwinSwitch) -> TwinSwitch:

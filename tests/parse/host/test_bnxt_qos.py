@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.bnxt_qos import AppEntry, BnxtCc, BnxtQos, BnxtTc, parse, parse_tree, render, render_tree
+from unifab.parse.host.bnxt_qos import AppEntry, BnxtCc, BnxtQos, BnxtTc, dump, dump_tree, parse, parse_tree
 
 THOR2_DEFAULT = """\
 IEEE 8021QAZ ETS Configuration TLV:
@@ -270,22 +270,22 @@ def test_random_trees_raise_only_parse_errors(files: dict[str, str]) -> None:
     _only_parse_errors(lambda: parse_tree(files, "fuzz"))
 
 
-# render / render_tree: getqos text and configfs files written from records read back the same
+# dump / dump_tree: getqos text and configfs files written from records read back the same
 
 
 def test_thor2_capture_renders_byte_for_byte() -> None:
-    assert render(parse(THOR2_DEFAULT)) == THOR2_DEFAULT
+    assert dump(parse(THOR2_DEFAULT)) == THOR2_DEFAULT
 
 
 @pytest.mark.parametrize("raw", [THOR2_DEFAULT, SETUPCC_TWO_TCS, NO_PFC])
 def test_getqos_round_trips(raw: str) -> None:
     record = parse(raw)
-    assert parse(render(record), "rendered") == record
+    assert parse(dump(record), "rendered") == record
 
 
 def test_cc_tree_round_trips() -> None:
     cc = BnxtCc(1, {"cc_mode": 1, "cnp_dscp": 48, "cnp_prio": 6, "ecn_enable": 1, "roce_dscp": 26}, {"ecn_enable": "1"})
     record = BnxtQos(None, {}, (), {}, (), (), (BnxtCc(None, {"ecn_marking": 0}, {}), cc))  # port-less first
-    files = render_tree(record)
+    files = dump_tree(record)
     assert files["ports/1/cc/cnp_dscp"] == "0x30\n" and files["ecn_marking"] == "0\n"
     assert parse_tree(files, "cc") == record

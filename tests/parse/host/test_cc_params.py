@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.cc_params import LIMITS, PARAMS, CcParams, parse, parse_tree, render, render_tree
+from unifab.parse.host.cc_params import LIMITS, PARAMS, CcParams, dump, dump_tree, parse, parse_tree
 
 DEFAULTS = {
     "rp_clamp_tgt_rate": 0,
@@ -47,7 +47,7 @@ def test_tree_with_firmware_defaults() -> None:
     assert list(cc.params) == sorted(DEFAULTS)
     assert (cc.np_cnp_dscp, cc.np_cnp_prio, cc.np_cnp_prio_mode) == (48, 6, 0)
     assert set(cc.params) == set(PARAMS) - {"rtt_resp_dscp", "rtt_resp_dscp_valid"}
-    assert render_tree(cc) == dict(sorted(TREE.items()))
+    assert dump_tree(cc) == dict(sorted(TREE.items()))
 
 
 def test_whole_bdf_directory_and_general_cap() -> None:
@@ -68,7 +68,7 @@ def test_prio_mode_one_and_unknown_future_parameter() -> None:
 def test_flat_form_matches_the_tree() -> None:
     flat = "".join(f"cc_params/{name}: {value}" for name, value in TREE.items())
     assert parse(flat, "flat.txt") == parse_tree(TREE)
-    assert parse(render(parse_tree(TREE))) == parse_tree(TREE)
+    assert parse(dump(parse_tree(TREE))) == parse_tree(TREE)
 
 
 @pytest.mark.parametrize(
@@ -122,8 +122,8 @@ def records(draw: st.DrawFn) -> CcParams:
 
 @given(records())
 def test_round_trip(cc: CcParams) -> None:
-    assert parse_tree(render_tree(cc)) == cc
-    assert parse(render(cc)) == cc
+    assert parse_tree(dump_tree(cc)) == cc
+    assert parse(dump(cc)) == cc
 
 
 def _only_parse_errors(call: Callable[[], object], raw: str = "") -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.host import ethtool_module
-from unifab.parse.host.ethtool_module import Flags, Lane, Levels, ModuleEeprom, Thresholds, parse, render
+from unifab.parse.host.ethtool_module import Flags, Lane, Levels, ModuleEeprom, Thresholds, dump, parse
 
 GoldenCheck = Callable[[Path, object], None]
 GOLDEN = Path(__file__).parent / "golden"
@@ -98,9 +98,9 @@ def test_passive_dac_has_no_dom(samples: Path) -> None:
 
 def test_render_reproduces_samples(samples: Path) -> None:
     sr4 = (samples / SR4).read_text()
-    assert render(parse(sr4)) == sr4  # real TABs: byte for byte
+    assert dump(parse(sr4)) == sr4  # real TABs: byte for byte
     dac = (samples / DAC).read_text()
-    assert render(parse(dac)).expandtabs(8) == dac  # the capture has the TABs expanded
+    assert dump(parse(dac)).expandtabs(8) == dac  # the capture has the TABs expanded
 
 
 # --- constructed variants -------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_cmis_800g_osfp() -> None:
     assert m.thresholds is not None and m.thresholds.rx_power_dbm == Levels(5.5, -12.5, 4.5, -11.5)
     assert ("Revision compliance", "Rev. 5.0") in m.info and ("Max power", "17.00W") in m.info
     assert all(key != "Module State" for key, _ in m.info)
-    assert render(m) == raw  # CMIS layout: module flags first, then per-lane flag groups
+    assert dump(m) == raw  # CMIS layout: module flags first, then per-lane flag groups
 
 
 def test_legacy_bias_label_and_space_before_channel() -> None:
@@ -215,7 +215,7 @@ def test_dark_lane_minus_inf_and_clamped() -> None:
     assert [(lane.rx_power_mw, lane.rx_power_dbm) for lane in m.lanes] == [(0.0, None), (0.0, -40.0)]
     assert m.thresholds is not None and m.thresholds.rx_power_mw == Levels(low_alarm=0.0)
     assert m.thresholds.rx_power_dbm == Levels(low_alarm=None)
-    assert parse(render(m)) == m
+    assert parse(dump(m)) == m
 
 
 def test_only_mw_printed_computes_dbm() -> None:
@@ -230,7 +230,7 @@ def test_oma_receiver_power() -> None:
     raw = kv("Identifier", "0x0d (QSFP+)") + kv("Receiver signal OMA(Channel 1)", "0.5012 mW / -3.00 dBm")
     m = parse(raw)
     assert (m.rx_power_type, m.lanes[0].rx_power_dbm) == ("oma", -3.0)
-    assert render(m) == raw
+    assert dump(m) == raw
 
 
 def test_sfp_reads_as_one_lane() -> None:
@@ -248,7 +248,7 @@ def test_sfp_reads_as_one_lane() -> None:
     assert m.spec == "sff-8472"
     assert m.lanes == (Lane(1, 6.0, 0.631, -2.0, 0.5012, -3.0, Flags(low_warning=True), Flags(high_alarm=False), None),)
     with pytest.raises(ValueError, match="SFF-8472"):
-        render(m)
+        dump(m)
 
 
 def test_whitespace_variants_read_the_same(samples: Path) -> None:
@@ -402,6 +402,6 @@ def modules(draw: st.DrawFn) -> ModuleEeprom:
 @settings(max_examples=200, deadline=None)
 @given(modules())
 def test_round_trip(m: ModuleEeprom) -> None:
-    out = render(m)
+    out = dump(m)
     assert parse(out) == m
     assert parse(out.expandtabs(8).replace("\n", "\r\n")) == m

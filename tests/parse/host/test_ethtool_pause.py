@@ -17,13 +17,13 @@ NEGOTIATED = (
 def test_plain() -> None:
     p = ethtool_pause.parse(PLAIN)
     assert p == ethtool_pause.PauseParams("eth3", autoneg=False, rx=True, tx=True)
-    assert ethtool_pause.render(p) == PLAIN
+    assert ethtool_pause.dump(p) == PLAIN
 
 
 def test_negotiated_lines() -> None:
     p = ethtool_pause.parse(NEGOTIATED)
     assert p.autoneg and p.rx_negotiated is False and p.tx_negotiated is False
-    assert ethtool_pause.parse(ethtool_pause.render(p)) == p
+    assert ethtool_pause.parse(ethtool_pause.dump(p)) == p
 
 
 @pytest.mark.parametrize(("text", "line"), [("Pause parameters for eth0:\nRX: maybe\n", 2), ("bogus\n", 1)])

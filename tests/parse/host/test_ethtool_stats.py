@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.ethtool_stats import canonical, canonical_name, parse, per_priority, render
+from unifab.parse.host.ethtool_stats import canonical, canonical_name, dump, parse, per_priority
 
 # Current mlx5 (kernel 5.x/6.x), PFC on priority 3 only: the per-priority pause counters exist for prio 3.
 NEW_KERNEL = (
@@ -111,8 +111,8 @@ def test_new_kernel_counters() -> None:
 
 
 def test_render_reproduces_the_output() -> None:
-    assert render(parse(NEW_KERNEL)) == NEW_KERNEL
-    assert render(parse(OLD_KERNEL)) == OLD_KERNEL
+    assert dump(parse(NEW_KERNEL)) == NEW_KERNEL
+    assert dump(parse(OLD_KERNEL)) == OLD_KERNEL
 
 
 def test_old_kernel_names_map_onto_the_new_ones() -> None:
@@ -172,5 +172,5 @@ NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,30}", fullmatch=True)
 
 @given(st.dictionaries(NAMES, st.integers(0, 2**64 - 1), max_size=20))
 def test_round_trip(stats: dict[str, int]) -> None:
-    assert parse(render(stats)) == stats
-    assert list(parse(render(stats))) == list(stats)
+    assert parse(dump(stats)) == stats
+    assert list(parse(dump(stats))) == list(stats)

@@ -29,7 +29,7 @@ def test_bnxt_names_parse_as_printed() -> None:
     stats = ethtool_stats.parse(BNXT, "eth0")
     assert stats["[0]: rx_discards"] == 3 and stats["[1]: rx_discards"] == 4
     assert stats["rx_pfc_ena_frames_pri3"] == 41
-    assert ethtool_stats.parse(ethtool_stats.render(stats), "again") == stats
+    assert ethtool_stats.parse(ethtool_stats.dump(stats), "again") == stats
 
 
 def test_bnxt_names_map_to_mlx5_names() -> None:

@@ -18,11 +18,11 @@ from unifab.parse.host.hw_counters import (
     HwCounters,
     IbDevice,
     IbPort,
+    dump,
+    dump_tree,
     parse,
     parse_class_tree,
     parse_tree,
-    render,
-    render_tree,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -92,11 +92,11 @@ def test_h100_values(h100: HwCounters) -> None:
 
 def test_render_tree_writes_the_sample_back(samples: Path, h100: HwCounters) -> None:
     files = read_tree(samples / TREE)
-    written = render_tree(h100)
+    written = dump_tree(h100)
     assert set(written) == set(files)
     assert all(written[path] == files[path] + "\n" for path in files)  # the capture dropped the newlines
     assert parse_tree(written) == h100
-    assert parse(render(h100)) == h100
+    assert parse(dump(h100)) == h100
 
 
 # --- constructed variants -------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def test_device_directory_with_other_files_and_no_pma() -> None:
         None,
         (IbPort(1, "DOWN", "Disabled", 2.5, "1X", None, "Ethernet", None, {}, {"symbol_error": 0}, {}),),
     )
-    assert parse_tree(render_tree(parse_tree(files))) == parse_tree(files)
+    assert parse_tree(dump_tree(parse_tree(files))) == parse_tree(files)
 
 
 # Reconstructed ``show_counters mlx5_2`` (no sample of ours): the mlnx-tools script prints
@@ -286,8 +286,8 @@ def _readable(record: HwCounters) -> bool:
 def test_round_trip(record: HwCounters) -> None:
     if not _readable(record):
         return
-    assert parse_tree(render_tree(record)) == record
-    assert parse(render(record)) == record
+    assert parse_tree(dump_tree(record)) == record
+    assert parse(dump(record)) == record
 
 
 def _only_parse_errors(call: Callable[[], object], source: str, raw: str = "") -> None:

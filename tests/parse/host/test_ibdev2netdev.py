@@ -19,7 +19,7 @@ def test_real_sample(samples: Path) -> None:
         ("mlx5_2", 1, "eth03", "Up"),
         ("mlx5_3", 1, "eth04", "Up"),
     ]
-    assert ibdev2netdev.render(rows) == text
+    assert ibdev2netdev.dump(rows) == text
 
 
 def test_garbled_line() -> None:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.ibv_devinfo import MTU_ENUM, PORT_STATES, TRANSPORTS, IbvDevice, IbvPort, parse, render
+from unifab.parse.host.ibv_devinfo import MTU_ENUM, PORT_STATES, TRANSPORTS, IbvDevice, IbvPort, dump, parse
 
 
 def text(*lines: str) -> str:
@@ -124,7 +124,7 @@ def test_three_devices() -> None:
 
 
 def test_render_reproduces_the_tool_output() -> None:
-    assert render(parse(THREE_DEVICES)) == THREE_DEVICES
+    assert dump(parse(THREE_DEVICES)) == THREE_DEVICES
 
 
 def test_spaces_and_crlf_read_the_same() -> None:
@@ -154,7 +154,7 @@ def test_no_fw_ver_and_no_board_id() -> None:
     )
     (rxe,) = parse(raw)
     assert (rxe.fw_ver, rxe.board_id, rxe.vendor_id) == (None, None, "0xffffff")
-    assert render((rxe,)) == raw
+    assert dump((rxe,)) == raw
 
 
 # Reconstructed ``ibv_devinfo -v -d mlx5_0`` excerpt: device limits and capability flag lines (no colon)
@@ -291,6 +291,6 @@ def outputs(draw: st.DrawFn) -> tuple[IbvDevice, ...]:
 
 @given(outputs())
 def test_round_trip(devs: tuple[IbvDevice, ...]) -> None:
-    out = render(devs)
+    out = dump(devs)
     assert parse(out) == devs
     assert parse(out.expandtabs(8)) == devs

@@ -15,11 +15,11 @@ from unifab.jsonify import to_jsonable
 from unifab.parse.host import lldpcli
 from unifab.parse.host.lldpcli import (
     LldpNeighbor,
+    dump_json0,
     parse,
     parse_json,
     parse_json0,
     parse_keyvalue,
-    render_json0,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -244,7 +244,7 @@ def test_show_interfaces_output_is_rejected(samples: Path) -> None:
     assert error(parse_keyvalue, kv).line == 1
 
 
-# --- render_json0 ---------------------------------------------------------------------------------
+# --- dump_json0 -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("sample", [HOST_JSON0, HOST_JSON, SWITCH_JSON, SINGLE_PORT, SHOW_INTERFACES])
@@ -255,7 +255,7 @@ def test_lldpd_printer_reproduces_samples_byte_for_byte(samples: Path, sample: s
 
 def test_render_json0_matches_real_output(samples: Path) -> None:
     raw = read(samples, HOST_JSON0)
-    rendered = render_json0(parse_json0(raw))
+    rendered = dump_json0(parse_json0(raw))
     # everything lldpd printed except what LldpNeighbor does not keep, in the same key order and layout
     expected = drop_disabled_capabilities(drop_keys(orjson.loads(raw), {"mgmt-iface", "auto-negotiation"}))
     assert rendered == lldpcli._dumps(expected)
@@ -263,14 +263,14 @@ def test_render_json0_matches_real_output(samples: Path) -> None:
 
 
 def test_render_json0_empty_is_byte_exact() -> None:
-    assert render_json0([]) == EMPTY_JSON0_REAL
+    assert dump_json0([]) == EMPTY_JSON0_REAL
     assert parse_json0(EMPTY_JSON0_REAL) == ()
 
 
 def test_render_json0_rid_numbers_remote_chassis() -> None:
     a = neighbor(local_port="p1", chassis_id="02:00:00:00:00:01", chassis_id_type="mac")
     b = neighbor(local_port="p2", chassis_id="02:00:00:00:00:02", chassis_id_type="mac")
-    doc = orjson.loads(render_json0([a, b, a]))
+    doc = orjson.loads(dump_json0([a, b, a]))
     assert [i["rid"] for i in doc["lldp"][0]["interface"]] == ["1", "2", "1"]
 
 
@@ -285,7 +285,7 @@ def test_render_json0_mfs_and_escapes() -> None:
         ttl=120,
         mfs=9216,
     )
-    rendered = render_json0([nb])
+    rendered = dump_json0([nb])
     assert r'"value": "Cisco IOS \"XE\"\nTechnical Support: C:\\tac\t\u0001"' in rendered
     port = orjson.loads(rendered)["lldp"][0]["interface"][0]["port"][0]
     assert list(port) == ["id", "descr", "ttl", "mfs"]  # display_port(): ttl, then the dot3 TLVs
@@ -296,8 +296,8 @@ def test_render_json0_mfs_and_escapes() -> None:
 @pytest.mark.parametrize("sample", [HOST_JSON0, HOST_JSON, SWITCH_JSON, SINGLE_PORT])
 def test_samples_round_trip(samples: Path, sample: str) -> None:
     neighbors = parse(read(samples, sample))
-    assert parse_json0(render_json0(neighbors)) == neighbors
-    assert parse(render_json0(neighbors)) == neighbors
+    assert parse_json0(dump_json0(neighbors)) == neighbors
+    assert parse(dump_json0(neighbors)) == neighbors
 
 
 def test_json_cleanup_model_matches_lldpd(samples: Path) -> None:
@@ -401,7 +401,7 @@ def test_two_neighbors_on_one_port() -> None:
     a = neighbor(local_port="eth0", system_name="sw-a", chassis_id="a", chassis_id_type="local")
     b = neighbor(local_port="eth0", system_name="sw-b", chassis_id="b", chassis_id_type="local")
     c = neighbor(local_port="eth1", system_name="sw-a", chassis_id="a", chassis_id_type="local")
-    rendered = render_json0([a, b, c])
+    rendered = dump_json0([a, b, c])
     assert parse_json0(rendered) == (a, b, c)
     cleaned = json_cleanup(orjson.loads(rendered))
     assert [next(iter(i)) for i in cleaned["lldp"]["interface"]] == ["eth0", "eth0", "eth1"]  # type: ignore[index]
@@ -411,7 +411,7 @@ def test_two_neighbors_on_one_port() -> None:
 
 def test_json_from_an_enable_json0_build() -> None:
     # lldpd configured with --enable-json0 prints the json0 shape for `-f json`
-    raw = render_json0([neighbor(system_name="x")])
+    raw = dump_json0([neighbor(system_name="x")])
     assert parse_json(raw) == parse_json0(raw)
 
 
@@ -431,7 +431,7 @@ def test_keyvalue_multiline_value_continues_on_next_lines() -> None:
     nb = neighbor(system_descr=descr, chassis_id="c", chassis_id_type="local", ttl=120)
     kv = to_keyvalue((nb,))
     assert "\nTechnical Support: http://www.cisco.com/techsupport\n= x\n" in kv
-    assert parse_keyvalue(kv) == (nb,) == parse_json0(render_json0([nb]))
+    assert parse_keyvalue(kv) == (nb,) == parse_json0(dump_json0([nb]))
     assert parse_keyvalue(kv.replace("\n", "\r\n")) == (nb,)
 
 
@@ -601,7 +601,7 @@ _NEIGHBORS = st.lists(neighbors_st(), max_size=4).map(tuple)
 @settings(_SETTINGS, max_examples=300)
 @given(_NEIGHBORS)
 def test_render_json0_round_trip(neighbors: tuple[LldpNeighbor, ...]) -> None:
-    rendered = render_json0(neighbors)
+    rendered = dump_json0(neighbors)
     assert parse_json0(rendered) == neighbors
     assert parse(rendered) == neighbors
 
@@ -609,7 +609,7 @@ def test_render_json0_round_trip(neighbors: tuple[LldpNeighbor, ...]) -> None:
 @settings(_SETTINGS, max_examples=300)
 @given(_NEIGHBORS)
 def test_json_shape_round_trip(neighbors: tuple[LldpNeighbor, ...]) -> None:
-    cleaned = orjson.dumps(json_cleanup(orjson.loads(render_json0(neighbors)))).decode()
+    cleaned = orjson.dumps(json_cleanup(orjson.loads(dump_json0(neighbors)))).decode()
     assert parse_json(cleaned) == neighbors
     assert parse(cleaned) == neighbors
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from unifab.parse.host.lspci import AcsBits, BusNumbers, Link, Lspci, PciDevice, parse, render
+from unifab.parse.host.lspci import AcsBits, BusNumbers, Link, Lspci, PciDevice, dump, parse
 
 EXCERPT = "host/lspci_vvv_excerpt_h100_cx7_pcieswitch.txt"
 FULL = "host/lspci_vvv_dell_8xH100_8xCX7.txt"
@@ -16,14 +16,14 @@ FULL = "host/lspci_vvv_dell_8xH100_8xCX7.txt"
 @pytest.mark.parametrize("name", [EXCERPT, FULL])
 def test_real_captures_round_trip(samples: Path, name: str) -> None:
     record = parse((samples / name).read_text(), name)
-    text = render(record)
+    text = dump(record)
     assert parse(text, "rendered") == record
     assert len(text) < len((samples / name).read_text())  # only the modelled lines are written
 
 
 def test_rendered_lines_are_lspci_spelling(samples: Path) -> None:
     record = parse((samples / EXCERPT).read_text(), EXCERPT)
-    text = render(record)
+    text = dump(record)
     for line in (  # the lines as the real capture prints them
         "17:03.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0) (prog-if 00 [Normal decode])",
         "\tBus: primary=17, secondary=1b, subordinate=1b, sec-latency=0",
@@ -107,7 +107,7 @@ def test_variants_round_trip() -> None:
         downgraded=True,  # pciutils said "(downgraded)" though the numbers match
     )
     record = Lspci((bridge, narrow, slow))
-    text = render(record)
+    text = dump(record)
     assert text.startswith("0001:40:01.0 PCI bridge [0604]: Broadcom / LSI PEX890xx PCIe Gen 5 Switch [1000:c030]")
     assert "\t\tLnkSta:\tSpeed unknown (ok), Width x0 (downgraded)" in text
     assert "\t\tLnkCap:\tPort #0, Speed 2.5GT/s, Width x4, ASPM not supported" in text

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from unifab.errors import ParseError
 from unifab.jsonify import to_jsonable
 from unifab.parse.host import mlnx_qos
-from unifab.parse.host.mlnx_qos import Buffers, MlnxQos, TcConfig, parse, render
+from unifab.parse.host.mlnx_qos import Buffers, MlnxQos, TcConfig, dump, parse
 
 GOLDEN = Path(__file__).parent / "golden"
 CX4 = "host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt"
@@ -61,15 +61,15 @@ def test_husky_partial_missing_sections_are_empty(samples: Path) -> None:
 
 def test_render_reproduces_samples(samples: Path) -> None:
     husky = (samples / HUSKY).read_text()
-    assert render(parse(husky)) == husky  # real TABs: byte for byte
+    assert dump(parse(husky)) == husky  # real TABs: byte for byte
     cx4 = (samples / CX4).read_text()
-    assert render(parse(cx4)).expandtabs(8) == cx4  # the note author expanded the TABs
+    assert dump(parse(cx4)).expandtabs(8) == cx4  # the note author expanded the TABs
 
 
 @pytest.mark.parametrize("sample", [CX4, HUSKY])
 def test_samples_round_trip(samples: Path, sample: str) -> None:
     q = parse((samples / sample).read_text())
-    assert parse(render(q)) == q
+    assert parse(dump(q)) == q
 
 
 # --- constructed variants -------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_firmware_dcbx_buffers_ets_and_rate() -> None:
         TcConfig(6, "strict", None, None, (6,)),
     )
     assert q.prio_tc == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
-    assert render(q) == FW_BUFFERS
+    assert dump(q) == FW_BUFFERS
 
 
 def test_buffer_total_variants() -> None:
@@ -123,7 +123,7 @@ def test_buffer_total_variants() -> None:
     buffers_none, buffers_old = parse(none).buffers, parse(old).buffers
     assert buffers_none is not None and buffers_none.max_buffer_size is None
     assert buffers_old is not None and buffers_old.max_buffer_size == 262016
-    assert render(parse(none)) == none
+    assert dump(parse(none)) == none
 
 
 WRAPPED = text(
@@ -146,7 +146,7 @@ WRAPPED = text(
 def test_wrapped_dscp2prio_lines_add_up() -> None:
     q = parse(WRAPPED)
     assert q.dscp2prio == {d: {26: 3, 46: 5}.get(d, 0) for d in range(64)}
-    assert render(q) == WRAPPED  # descending, 8 per line, the rest on another prio:0 line
+    assert dump(q) == WRAPPED  # descending, 8 per line, the rest on another prio:0 line
 
 
 # Shape seen in a public capture after `--dscp2prio set,30,6` (sysfs-era buffers, no total): the moved DSCP
@@ -181,7 +181,7 @@ def test_wrapped_line_in_any_order() -> None:
     q = parse(MOVED_DSCP)
     assert q.dscp2prio == {**DEFAULT_MAP, 30: 6}
     assert q.buffers == Buffers((80256, 80256, 896, 80256, 896, 896, 896, 896), None, (0, 2, 5, 7, 1, 2, 3, 6))
-    out = render(q)
+    out = dump(q)
     assert "\tprio:6 dscp:55,54,53,52,51,50,49,48,\n\tprio:6 dscp:30,\n" in out
     assert parse(out) == q
 
@@ -206,9 +206,7 @@ def test_old_skprio_lines_are_skipped() -> None:
 
 def test_exactly_eight_dscps_stay_on_one_line() -> None:
     q = MlnxQos(None, "dscp", dict.fromkeys(range(8), 2), (), {}, (), None, None, ())
-    assert render(q) == text(
-        "Priority trust state: dscp", "dscp2prio mapping:", "\tprio:2 dscp:07,06,05,04,03,02,01,00,"
-    )
+    assert dump(q) == text("Priority trust state: dscp", "dscp2prio mapping:", "\tprio:2 dscp:07,06,05,04,03,02,01,00,")
 
 
 NOTICES = text(
@@ -250,7 +248,7 @@ def test_notices_before_dcbx() -> None:
         (),
     )
     assert q.prio_tc == dict.fromkeys(range(8), 0)
-    assert render(q) == NOTICES
+    assert dump(q) == NOTICES
 
 
 def test_notice_after_dcbx_is_an_error() -> None:
@@ -290,7 +288,7 @@ def test_tc_lines_without_prefix_take_tc_from_order() -> None:
         TcConfig(4, "unknown", None, None, (4,)),
     )
     assert q.prio_tc == {0: 0, 1: 0, 2: 0, 3: 1, 4: 4}
-    assert render(q) == NO_RATE
+    assert dump(q) == NO_RATE
 
 
 def test_trust_pcp_has_no_dscp2prio() -> None:
@@ -309,7 +307,7 @@ def test_all_tcs_mode_prints_empty_tcs() -> None:
     q = parse(raw)
     assert [t.priorities for t in q.tcs] == [(1,), (0,), (2,), (3,), (), (), (), ()]
     assert q.prio_tc == {0: 1, 1: 0, 2: 2, 3: 3}
-    assert render(q) == raw
+    assert dump(q) == raw
 
 
 def test_tcs_keep_printed_order() -> None:
@@ -462,7 +460,7 @@ def records(draw: st.DrawFn) -> MlnxQos:
 
 @given(records())
 def test_round_trip(q: MlnxQos) -> None:
-    out = render(q)
+    out = dump(q)
     assume(out.strip())
     assert parse(out) == q
     assert parse(out.expandtabs(8).replace("\n", " \r\n")) == q

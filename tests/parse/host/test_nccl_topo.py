@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.nccl_topo import NcclTopo, NvLink, TopoCpu, TopoGpu, TopoNic, parse, render
+from unifab.parse.host.nccl_topo import NcclTopo, NvLink, TopoCpu, TopoGpu, TopoNic, dump, parse
 
 GoldenCheck = Callable[[Path, object], None]
 GOLDEN = Path(__file__).parent / "golden"
@@ -92,9 +92,9 @@ def test_azure_topo_file_has_only_pci(samples: Path) -> None:
 @pytest.mark.parametrize("sample", [A100, AZURE])
 def test_samples_round_trip(samples: Path, sample: str) -> None:
     topo = parse((samples / sample).read_text())
-    out = render(topo)
+    out = dump(topo)
     assert parse(out) == topo
-    assert render(parse(out)) == out
+    assert dump(parse(out)) == out
 
 
 # --- constructed variants -------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def test_newer_nccl_shapes() -> None:
         ("mlx5_1", "0000:19:00.0", 2, False, 400000, "0000:15:00.0"),
         ("eth0", None, 0, None, 25000, None),
     ]
-    assert parse(render(topo)) == topo
+    assert parse(dump(topo)) == topo
 
 
 def test_class_without_bridge_and_endpoint_without_class() -> None:
@@ -152,7 +152,7 @@ def test_class_without_bridge_and_endpoint_without_class() -> None:
         ("0000:41:00.0", 5, None, ("0000:40:00.0",), 3),
         ("0000:50:00.0", None, "0x030000", (), 3),
     ]
-    assert parse(render(topo)) == topo
+    assert parse(dump(topo)) == topo
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -225,8 +225,8 @@ def topologies(draw: st.DrawFn) -> NcclTopo:
 @settings(max_examples=200, deadline=None)
 @given(topologies())
 def test_round_trip(topo: NcclTopo) -> None:
-    again = parse(render(topo))
+    again = parse(dump(topo))
     # render orders the children of each node by busid, so the lists come back in tree order.
     assert Counter(again.gpus) == Counter(topo.gpus) and Counter(again.nics) == Counter(topo.nics)
     assert again.cpus == topo.cpus
-    assert parse(render(again)) == again
+    assert parse(dump(again)) == again

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from unifab.parse.host.nvidia_smi_q import EccCounts, NvidiaSmiQ, RemappedRows, parse, render, smi_bus_id
+from unifab.parse.host.nvidia_smi_q import EccCounts, NvidiaSmiQ, RemappedRows, dump, parse, smi_bus_id
 
 A100 = "host/nvidia_smi_q_x_a100_sxm4_80gb_drv535.xml"
 
 
 def test_real_sample_round_trips(samples: Path) -> None:
     record = parse((samples / A100).read_text(), A100)
-    text = render(record)
+    text = dump(record)
     assert parse(text, "rendered") == record
     assert '<gpu id="00000000:01:00.0">' in text
     assert "            <pci_bus_id>00000000:01:00.0</pci_bus_id>" in text.split("\n")
@@ -40,7 +40,7 @@ def test_variant_round_trips(samples: Path) -> None:
         power_draw_w=None,
     )
     record = NvidiaSmiQ(None, "550.54.15", None, 8, (gpu, replace(gpu, pci_bus_id="0001:1b:00.0", uuid=None)))
-    text = render(record)
+    text = dump(record)
     assert '<gpu id="00000000:9A:00.0">' in text and '<gpu id="00000001:1B:00.0">' in text
     assert "<product_name>NVIDIA H100 80GB HBM3 &lt;SXM5&gt; &amp; co</product_name>" in text
     assert parse(text, "rendered") == record
@@ -85,6 +85,6 @@ def test_sparse_gpu_round_trips(samples: Path) -> None:
         fabric_status=None,
     )
     record = NvidiaSmiQ(None, None, None, None, (gpu,))
-    text = render(record)
+    text = dump(record)
     assert "pci_gpu_link_info" not in text and "ecc_errors" not in text and "N/A" in text
     assert parse(text, "rendered") == record

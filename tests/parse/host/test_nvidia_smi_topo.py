@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.nvidia_smi_topo import NvidiaSmiTopo, parse, render
+from unifab.parse.host.nvidia_smi_topo import NvidiaSmiTopo, dump, parse
 
 
 def text(*lines: str) -> str:
@@ -98,7 +98,7 @@ def test_h100_8nic() -> None:
 
 def test_tabs_spaces_and_ansi_read_the_same() -> None:
     topo = parse(H100_8NIC)
-    tabbed = render(topo)
+    tabbed = dump(topo)
     assert tabbed.expandtabs(8) == H100_8NIC  # nvidia-smi prints TABs; the capture expanded them
     assert tabbed.split("\n")[1].startswith("GPU0\t X \tNV18\t") and "\t0\t\tN/A" in tabbed
     lines = tabbed.split("\n")
@@ -141,14 +141,14 @@ def test_old_driver_with_soc() -> None:
         "GPU3": "12-23,36-47",
     }
     assert (topo.numa_affinity, topo.gpu_numa_id) == ({}, {})
-    assert render(topo) == OLD_4GPU
+    assert dump(topo) == OLD_4GPU
 
 
 def test_matrix_without_legend_and_na_affinity() -> None:
     topo = parse(text("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity", "GPU0\t X \tNV4\tN/A\tN/A", "GPU1\tNV4\t X "))
     assert topo.cpu_affinity == {"GPU0": None, "GPU1": None}
     assert topo.numa_affinity == {"GPU0": None, "GPU1": None}
-    assert parse(render(topo)) == topo
+    assert parse(dump(topo)) == topo
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -227,6 +227,6 @@ def topologies(draw: st.DrawFn) -> NvidiaSmiTopo:
 @settings(max_examples=200, deadline=None)
 @given(topologies())
 def test_round_trip(topo: NvidiaSmiTopo) -> None:
-    out = render(topo)
+    out = dump(topo)
     assert parse(out) == topo
     assert parse(out.expandtabs(8)) == topo

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.nvlink_status import NvlinkGpu, NvlinkLink, NvlinkStatus, parse, render
+from unifab.parse.host.nvlink_status import NvlinkGpu, NvlinkLink, NvlinkStatus, dump, parse
 
 GOLDEN = Path(__file__).parent / "golden"
 A100 = "host/nvidia_smi_nvlink_status_a100.txt"
@@ -35,7 +35,7 @@ def test_sample(samples: Path) -> None:
     assert {g.name for g in r.gpus} == {"NVIDIA A100-SXM4-80GB"}
     assert r.gpus[0].uuid == "GPU-5269b708-678a-b1a8-60f0-c90406537486"
     assert all(g.links == tuple(NvlinkLink(k, 25.0, True) for k in range(12)) for g in r.gpus)
-    assert render(r) == raw + "\n"  # the capture lacks the final newline
+    assert dump(r) == raw + "\n"  # the capture lacks the final newline
 
 
 def test_inactive_and_fractional_speed() -> None:
@@ -50,7 +50,7 @@ def test_inactive_and_fractional_speed() -> None:
         NvlinkGpu(0, "NVIDIA H100 80GB HBM3", "GPU-1", (NvlinkLink(0, 26.562, True), NvlinkLink(1, None, False))),
         NvlinkGpu(1, "NVIDIA H100 80GB HBM3", "GPU-2", ()),
     )
-    assert parse(render(r)) == r
+    assert parse(dump(r)) == r
 
 
 @pytest.mark.parametrize("raw", ["", "\n \n"])
@@ -84,4 +84,4 @@ NAME = st.from_regex(r"\ANVIDIA [A-Za-z0-9-]{1,10}( [A-Za-z0-9]{1,5})?\Z")
 def test_round_trip(gpus: list[tuple[str, tuple[NvlinkLink, ...]]]) -> None:
     r = NvlinkStatus(tuple(NvlinkGpu(i, name, f"GPU-{i}", links) for i, (name, links) in enumerate(gpus)))
     if r.gpus:
-        assert parse(render(r)) == r
+        assert parse(dump(r)) == r

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.roce_tos import MODES, RoceDefaults, RoceTos, parse, parse_tree, render, render_tree
+from unifab.parse.host.roce_tos import MODES, RoceDefaults, RoceTos, dump, dump_tree, parse, parse_tree
 
 TREE = {"ports/1/default_roce_tos": "106\n", "ports/1/default_roce_mode": "RoCE v2\n"}
 
@@ -24,7 +24,7 @@ def test_tree() -> None:
     assert tos == RoceTos((RoceDefaults(1, 106, "RoCE v2"),))
     (port,) = tos.ports
     assert (port.dscp, port.ecn) == (26, 2)
-    assert render_tree(tos) == TREE
+    assert dump_tree(tos) == TREE
 
 
 def test_two_ports_one_file_each_and_other_files_ignored() -> None:
@@ -49,13 +49,13 @@ def test_two_ports_one_file_each_and_other_files_ignored() -> None:
 def test_script_output(raw: str, record: RoceDefaults) -> None:
     parsed = parse(raw, "cma_roce_tos.txt")
     assert parsed == RoceTos((record,))
-    assert render(parsed) == raw.rstrip("\n") + "\n"
+    assert dump(parsed) == raw.rstrip("\n") + "\n"
 
 
 def test_flat_form_matches_the_tree() -> None:
     flat = "ports/1/default_roce_tos: 106\nports/1/default_roce_mode: RoCE v2\n"
     assert parse(flat) == parse_tree(TREE)
-    assert render(parse_tree(TREE)) == flat
+    assert dump(parse_tree(TREE)) == flat
 
 
 @pytest.mark.parametrize(
@@ -113,9 +113,9 @@ def records(draw: st.DrawFn) -> RoceTos:
 
 @given(records())
 def test_round_trip(record: RoceTos) -> None:
-    assert parse(render(record)) == record
+    assert parse(dump(record)) == record
     if record.ports[0].port is not None:
-        assert parse_tree(render_tree(record)) == record
+        assert parse_tree(dump_tree(record)) == record
 
 
 def _only_parse_errors(call: Callable[[], object], raw: str = "") -> None:

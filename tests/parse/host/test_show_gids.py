@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unifab.errors import ParseError
-from unifab.parse.host.show_gids import DASHES, HEADER, Gid, parse, render
+from unifab.parse.host.show_gids import DASHES, HEADER, Gid, dump, parse
 
 GOLDEN = Path(__file__).parent / "golden"
 GoldenCheck = Callable[[Path, object], None]
@@ -50,7 +50,7 @@ def test_husky_values(samples: Path) -> None:
 
 def test_render_reproduces_the_sample_byte_for_byte(samples: Path) -> None:
     raw = (samples / HUSKY).read_text()
-    assert render(parse(raw)) == raw
+    assert dump(parse(raw)) == raw
 
 
 def test_tabs_expanded_to_spaces_read_the_same(samples: Path) -> None:
@@ -86,7 +86,7 @@ def test_port_without_ipv4_gids() -> None:
     assert [g.gid[:4] for g in mlx5_1] == ["fe80", "fe80", "2001", "2001"]
     assert not any(g.version == "v2" and g.ipv4 for g in mlx5_1)  # NCCL would stay on index 0 here
     assert gids[-1] == Gid("mlx5_2", 1, 0, "fe80:0000:0000:0000:b83f:d203:00a1:b2c4", None, "v1", None)
-    assert render(gids) == NO_IPV4
+    assert dump(gids) == NO_IPV4
 
 
 def test_spaces_instead_of_tabs() -> None:
@@ -101,12 +101,12 @@ def test_old_kernel_without_gid_types() -> None:
     raw = text(HEADER, DASHES, "mlx4_0\t1\t0\tfe80:0000:0000:0000:0202:c9ff:fe00:0001\t\t\t\teth2", "n_gids_found=1")
     (gid,) = parse(raw)
     assert (gid.version, gid.netdev) == (None, "eth2")
-    assert render((gid,)) == raw
+    assert dump((gid,)) == raw
 
 
 def test_dash_line_is_optional_and_empty_table_reads() -> None:
     assert parse(text(HEADER, "n_gids_found=0")) == ()
-    assert parse(render(())) == ()
+    assert parse(dump(())) == ()
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -189,6 +189,6 @@ def gids(draw: st.DrawFn) -> Gid:
 
 @given(st.lists(gids(), max_size=6).map(tuple))
 def test_round_trip(rows: tuple[Gid, ...]) -> None:
-    out = render(rows)
+    out = dump(rows)
     assert parse(out) == rows
     assert parse(out.expandtabs(8)) == rows

@@ -18,7 +18,7 @@ def test_global_override_and_rules() -> None:
     assert tc.global_tclass == 106
     assert tc.dscp == 26
     assert tc.rules == (traffic_class.TclassRule("dst_ip", "10.0.0.0/8", 96),)
-    assert traffic_class.parse(traffic_class.render(tc)) == tc
+    assert traffic_class.parse(traffic_class.dump(tc)) == tc
 
 
 @pytest.mark.parametrize(("text", "line"), [("Global tclass=abc\n", 1), ("\nGlobal tclass=300\n", 2), ("bogus\n", 1)])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unifab.parse.host.xid import XidEvent, XidLog, parse, render
+from unifab.parse.host.xid import XidEvent, XidLog, dump, parse
 
 SAMPLE = "host/dmesg_xid119_gsp_rpc_timeout_xe9680_h100.log"
 
@@ -28,14 +28,14 @@ def canonical(log: XidLog) -> XidLog:
 def test_sample_round_trips_in_dmesg_layout(samples: Path) -> None:
     log = canonical(parse((samples / SAMPLE).read_text()))
     assert log.events and log.gpus
-    out = render(log)
+    out = dump(log)
     assert parse(out) == log
     assert "NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d\n" in out
 
 
 def test_no_xid_log() -> None:
     log = XidLog((), {"0000:18:00.0": "GPU-00000001-0000-0000-0000-000000000000", "0000:9b:00.1": "GPU-2"})
-    out = render(log)
+    out = dump(log)
     assert out == (
         "[    5.000000] NVRM: GPU at PCI:0000:18:00: GPU-00000001-0000-0000-0000-000000000000\n"
         "[    5.001000] NVRM: GPU at PCI:0000:9b:00.1: GPU-2\n"
@@ -49,7 +49,7 @@ def test_pid_unknown_and_old_driver_lines() -> None:
         XidEvent(2, None, None, "0000:01:00.0", 32, 77, None, "Channel ID 00000009 intr 00800000"),
         XidEvent(3, 0.25, None, "0000:01:00.0", 13, None, "python", ""),
     )
-    out = render(XidLog(events, {}))
+    out = dump(XidLog(events, {}))
     assert out.splitlines()[0] == "[ 1234.500000] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus."
     assert "pid=77, name=<unknown>, Channel" in out and "pid='<unknown>', name=python\n" in out
     assert parse(out) == XidLog(events, {})
@@ -58,9 +58,9 @@ def test_pid_unknown_and_old_driver_lines() -> None:
 def test_unrenderable_records() -> None:
     wall = XidEvent(1, "Sun Feb 23 16:24:18 2025", None, "0000:9b:00.0", 119, None, None, "")
     with pytest.raises(ValueError, match="plain dmesg"):
-        render(XidLog((wall,), {}))
+        dump(XidLog((wall,), {}))
     with pytest.raises(ValueError, match="PCI"):
-        render(XidLog((), {"9b:00": "GPU-1"}))
+        dump(XidLog((), {"9b:00": "GPU-1"}))
 
 
 PCI = st.builds(
@@ -89,4 +89,4 @@ def logs(draw: st.DrawFn) -> XidLog:
 
 @given(logs())
 def test_round_trip(log: XidLog) -> None:
-    assert parse(render(log)) == log
+    assert parse(dump(log)) == log

@@ -31,9 +31,9 @@ from unifab.parse.switch.eos_config import (
     EosQueueConfig,
     EosThreshold,
     EosWatchdogTimer,
+    dump,
     expand_interfaces,
     parse,
-    render,
     resolve,
     speed_to_mbps,
 )
@@ -62,9 +62,9 @@ def _non_default(dscp_to_tc: dict[int, int]) -> dict[int, int]:
 def test_sample_golden_and_round_trip(samples: Path, golden: GoldenCheck, name: str) -> None:
     cfg = _load(samples, name)
     golden(GOLDEN / f"eos_config_{name.removesuffix('.cfg')}.json", cfg)
-    again = parse(render(cfg), "rendered")
+    again = parse(dump(cfg), "rendered")
     assert again == cfg
-    assert render(again) == render(cfg)
+    assert dump(again) == dump(cfg)
 
 
 def test_rocm_arista7388_roce(samples: Path) -> None:
@@ -394,7 +394,7 @@ def test_render_for_twin() -> None:
             pfc_watchdog=EosPfcWatchdogGlobal(action="drop", timeout_ms=200),
         )
     )
-    text = render(cfg)
+    text = dump(cfg)
     assert "qos map dscp 26 to traffic-class 3\n" in text
     assert "   service-profile ROCE\n" in text
     assert "priority-flow-control pause watchdog default timeout 0.2\n" in text
@@ -411,7 +411,7 @@ def test_render_refuses_ecn_without_thresholds() -> None:
         )
     )
     with pytest.raises(ValueError, match="thresholds"):
-        render(cfg)
+        dump(cfg)
 
 
 # --- errors ----------------------------------------------------------------------------------------
@@ -616,7 +616,7 @@ def configs(draw: st.DrawFn) -> EosConfig:
 @settings(_SETTINGS, max_examples=300)
 @given(configs())
 def test_render_round_trip(cfg: EosConfig) -> None:
-    text = render(cfg)
+    text = dump(cfg)
     assert parse(text, "rendered") == cfg
 
 

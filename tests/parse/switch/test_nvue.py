@@ -27,6 +27,7 @@ from unifab.parse.switch.nvue import (
     NvueEcn,
     NvueRoceClass,
     NvueScheduler,
+    dump,
     expand_interfaces,
     parse,
     parse_show_congestion_control,
@@ -34,7 +35,6 @@ from unifab.parse.switch.nvue import (
     parse_show_pfc_watchdog,
     parse_show_roce,
     parse_show_roce_counters,
-    render,
     size_bytes,
 )
 
@@ -678,14 +678,14 @@ def test_shared_aliases_within_budget_are_read() -> None:
 @pytest.mark.parametrize("path", [ROCE_LEAF, DOC_EXAMPLES], ids=lambda p: p.name)
 def test_render_round_trip_samples(path: Path) -> None:
     cfg = parse(path.read_text())
-    text = render(cfg)
+    text = dump(cfg)
     assert parse(text) == cfg
-    assert render(parse(text)) == text
+    assert dump(parse(text)) == text
 
 
 def test_render_groups_ranges_and_writes_roce() -> None:
     cfg = parse(ROCE_LEAF.read_text())
-    doc = yaml.safe_load(render(cfg))
+    doc = yaml.safe_load(dump(cfg))
     body = doc[1]["set"]
     assert set(body["interface"]) == {"swp1-32", "swp33-64"}
     assert body["qos"]["roce"] == {"enable": True, "mode": "lossless-single-ipool"}
@@ -698,12 +698,12 @@ def test_render_refuses_what_nvue_cannot_say() -> None:
     one = cfg.interfaces["swp1"]
     clash = dataclasses.replace(cfg.interfaces["swp2"], pfc_enabled=frozenset({1}))
     with pytest.raises(UsageError, match="my_pfc_ports"):
-        render(dataclasses.replace(cfg, interfaces={"swp1": one, "swp2": clash}))
+        dump(dataclasses.replace(cfg, interfaces={"swp1": one, "swp2": clash}))
     remapped = dataclasses.replace(cfg.interfaces["swp2"], tc_to_queue=dict.fromkeys(range(8), 0))
     with pytest.raises(UsageError, match="tc_to_queue"):
-        render(dataclasses.replace(cfg, interfaces={"swp1": one, "swp2": remapped}))
+        dump(dataclasses.replace(cfg, interfaces={"swp1": one, "swp2": remapped}))
     with pytest.raises(UsageError, match="RoCE mode"):
-        render(dataclasses.replace(cfg, roce_enabled=True, roce_mode="turbo"))
+        dump(dataclasses.replace(cfg, roce_enabled=True, roce_mode="turbo"))
 
 
 PROFILES = ("default-global", "p1", "p2")
@@ -827,12 +827,12 @@ def nvue_documents(draw: st.DrawFn) -> list[dict[str, Any]]:
 @given(nvue_documents())
 def test_render_round_trip_property(document: list[dict[str, Any]]) -> None:
     cfg = parse(yaml.safe_dump(document))
-    assert parse(render(cfg)) == cfg
+    assert parse(dump(cfg)) == cfg
 
 
 def test_render_empty_config() -> None:
     cfg = NvueConfig(None, None, False, None, 100, 3, {})
-    assert parse(render(cfg)) == cfg
+    assert parse(dump(cfg)) == cfg
 
 
 # --- fuzzing ------------------------------------------------------------------------------------------------

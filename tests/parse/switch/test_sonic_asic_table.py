@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from unifab.checks.headroom import SPECTRUM_ASICS, guess_asic
 from unifab.errors import ParseError
 from unifab.parse.switch import sonic_asic_table
+from unifab.qos.headroom import SPECTRUM_ASICS, guess_asic
 
 GoldenCheck = Callable[[Path, object], None]
 GOLDEN = Path(__file__).parent / "golden"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from unifab.errors import ParseError
 from unifab.parse.switch import sonic_lldp, sonic_state_db
-from unifab.parse.switch.sonic_lldp import CAPABILITIES, SonicLldpNeighbor, parse, render
+from unifab.parse.switch.sonic_lldp import CAPABILITIES, SonicLldpNeighbor, dump, parse
 from unifab.parse.switch.sonic_state_db import SonicDbDump, SonicPortState, read_dump
 
 SONIC = Path("switch") / "sonic"
@@ -154,7 +154,7 @@ def test_lldp_errors(doc: dict[str, Any], key: str, expected: str) -> None:
 
 def test_lldp_render_round_trip(samples: Path) -> None:
     neighbors = parse(text(samples, LLDP))
-    assert parse(render(neighbors)) == neighbors
+    assert parse(dump(neighbors)) == neighbors
 
 
 SUBTYPE_NAMES = st.sampled_from([None, "ifname", "mac", "local", "ifalias", "ip", "unknown"])
@@ -189,7 +189,7 @@ def neighbors(draw: st.DrawFn) -> tuple[SonicLldpNeighbor, ...]:
 
 @given(neighbors())
 def test_lldp_render_round_trip_property(nbs: tuple[SonicLldpNeighbor, ...]) -> None:
-    assert parse(render(nbs)) == nbs
+    assert parse(dump(nbs)) == nbs
 
 
 LLDP_FIELDS = st.sampled_from(
@@ -221,7 +221,7 @@ def test_lldp_random_dumps_raise_only_parse_error(doc: dict[str, Any]) -> None:
         result = parse(json.dumps(doc))
     except ParseError:
         return
-    assert parse(render(result)) == result
+    assert parse(dump(result)) == result
 
 
 # --- generic dump reader and STATE_DB --------------------------------------------------------------

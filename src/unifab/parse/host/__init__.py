@@ -1,1 +1,3 @@
 """Host-side formats (NIC, GPU, PCIe, LLDP)."""
+
+__all__ = []

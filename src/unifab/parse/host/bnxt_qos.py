@@ -41,6 +41,24 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "APP_HEADER",
+    "CC_SKIPPED",
+    "ETS_HEADER",
+    "PFC_HEADER",
+    "RATE_LINE",
+    "SELECTORS",
+    "TSAS",
+    "AppEntry",
+    "BnxtCc",
+    "BnxtQos",
+    "BnxtTc",
+    "dump",
+    "dump_tree",
+    "parse",
+    "parse_tree",
+]
+
 ETS_HEADER = "IEEE 8021QAZ ETS Configuration TLV:"
 PFC_HEADER = "IEEE 8021QAZ PFC TLV:"
 APP_HEADER = "IEEE 8021QAZ APP TLV:"
@@ -328,7 +346,7 @@ def parse_tree(files: Mapping[str, str], source: str = "<input>") -> BnxtQos:
     return BnxtQos(None, {}, (), {}, (), (), cc)
 
 
-# --- render: records -> niccli getqos text and the configfs files ---------------------------------------
+# --- dump: records -> niccli getqos text and the configfs files ---------------------------------------
 
 _INDENT = " " * 9  # niccli's indentation of the TLV lines (APP fields one more)
 
@@ -341,7 +359,7 @@ def _app_value(app: AppEntry) -> str:
     return f"{app.value:#06x}" if app.selector == 1 else str(app.value)
 
 
-def render(record: BnxtQos) -> str:
+def dump(record: BnxtQos) -> str:
     """``niccli -dev <n> getqos`` text: ETS (PRIO_MAP, TC Bandwidth, TSA_MAP), PFC, APP TLVs, TC Rate Limit.
 
     Bandwidth and rate limit are printed for TC 0 up to the last TC the record has (a missing value as
@@ -369,7 +387,7 @@ def render(record: BnxtQos) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_tree(record: BnxtQos) -> dict[str, str]:
+def dump_tree(record: BnxtQos) -> dict[str, str]:
     """The configfs files of ``record.cc`` as bnxt_re prints them (``%#x``: ``0x1a``, ``0`` for zero), keyed
     ``ports/<p>/cc/<name>`` (bare ``<name>`` for a port-less record); ``apply`` holds the summary, if any."""
     files: dict[str, str] = {}

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["LIMITS", "PARAMS", "PREFIX", "CcParams", "dump", "dump_tree", "parse", "parse_tree"]
+
 PARAMS = (
     "rp_clamp_tgt_rate",
     "rp_clamp_tgt_rate_ati",
@@ -115,11 +117,11 @@ def parse(text: str, source: str = "<input>") -> CcParams:
     return _read(files, locate, source)
 
 
-def render_tree(record: CcParams) -> dict[str, str]:
+def dump_tree(record: CcParams) -> dict[str, str]:
     """The debugfs files as the kernel prints them (``%u\\n``)."""
     return {name: f"{value}\n" for name, value in record.params.items()}
 
 
-def render(record: CcParams) -> str:
+def dump(record: CcParams) -> str:
     """The flattened form ``parse`` reads."""
     return "".join(f"{name}: {value}\n" for name, value in record.params.items())

@@ -36,6 +36,21 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "CMIS_IDENTIFIERS",
+    "CMIS_MODULE_STATES",
+    "SFF8472_IDENTIFIERS",
+    "SFF8636_IDENTIFIERS",
+    "Flags",
+    "Lane",
+    "Levels",
+    "ModuleEeprom",
+    "Thresholds",
+    "dump",
+    "mw_to_dbm",
+    "parse",
+]
+
 # SFF-8024 identifiers ethtool decodes with its CMIS parser (QSFP-DD, OSFP, QSFP+ with CMIS) or SFF-8472 parser.
 CMIS_IDENTIFIERS = frozenset({0x18, 0x19, 0x1E})
 SFF8636_IDENTIFIERS = frozenset({0x0C, 0x0D, 0x11})
@@ -47,7 +62,7 @@ CMIS_MODULE_STATES = {
     "ModulePwrDn": 0x04,
     "ModuleFault": 0x05,
 }
-# Descriptive keys ethtool prints after the vendor block (so render can put the vendor block before them).
+# Descriptive keys ethtool prints after the vendor block (so dump can put the vendor block before them).
 _AFTER_VENDOR = frozenset(
     {
         "Date code",
@@ -395,7 +410,7 @@ def parse(text: str, source: str = "<input>") -> ModuleEeprom:
     return parser.result()
 
 
-# --- render ---------------------------------------------------------------------------------------
+# --- dump ---------------------------------------------------------------------------------------
 
 
 def _kv(key: str, value: str) -> str:
@@ -491,10 +506,10 @@ def _header(m: ModuleEeprom) -> list[str]:
     return out
 
 
-def render(m: ModuleEeprom) -> str:
+def dump(m: ModuleEeprom) -> str:
     """Write ``m`` the way ethtool's SFF-8636 (``qsfp.c``) or CMIS (``cmis.c``) decoder prints it."""
     if m.spec == "sff-8472":
-        raise ValueError("render writes the SFF-8636 and CMIS layouts, not SFF-8472 (SFP)")
+        raise ValueError("dump writes the SFF-8636 and CMIS layouts, not SFF-8472 (SFP)")
     cmis = m.spec == "cmis"
     out = _header(m)
     if m.temperature_c is not None:

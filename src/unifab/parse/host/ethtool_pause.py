@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["PauseParams", "dump", "parse"]
+
 _FIELDS = {
     "Autonegotiate": "autoneg",
     "RX": "rx",
@@ -71,7 +73,7 @@ def parse(text: str, source: str = "<input>") -> PauseParams:
     )
 
 
-def render(p: PauseParams) -> str:
+def dump(p: PauseParams) -> str:
     def word(flag: bool) -> str:
         return "on" if flag else "off"
 

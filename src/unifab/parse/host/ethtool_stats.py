@@ -28,6 +28,19 @@ import re
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "BNXT_NAMES",
+    "BNXT_PRIO_NAMES",
+    "HEADER",
+    "OLD_NAMES",
+    "OLD_PRIO_NAMES",
+    "canonical",
+    "canonical_name",
+    "dump",
+    "parse",
+    "per_priority",
+]
+
 HEADER = "NIC statistics:"
 
 # old mlx5 name -> current name, paired by the PPCNT field both read (old: en_stats.h of kernels
@@ -130,7 +143,7 @@ def parse(text: str, source: str = "<input>") -> dict[str, int]:
     return stats
 
 
-def render(stats: dict[str, int]) -> str:
+def dump(stats: dict[str, int]) -> str:
     """Write ``stats`` the way ``ethtool -S`` prints them."""
     return HEADER + "\n" + "".join(f"     {name}: {value}\n" for name, value in stats.items())
 

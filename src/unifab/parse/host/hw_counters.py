@@ -35,6 +35,25 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "CM_GROUPS",
+    "DEVICE_STRINGS",
+    "LIFESPAN",
+    "NO_PMA",
+    "PHYS_STATES",
+    "PORT_STATES",
+    "PORT_STRINGS",
+    "HwCounters",
+    "IbDevice",
+    "IbPort",
+    "Locate",
+    "dump",
+    "dump_tree",
+    "parse",
+    "parse_class_tree",
+    "parse_tree",
+]
+
 PORT_STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 PHYS_STATES = {
     0: "<unknown>",
@@ -337,11 +356,11 @@ def _flat_files(record: HwCounters) -> dict[str, str]:
     return {f"{d.name}/{path}": value for d in devices for path, value in _device_files(d).items()}
 
 
-def render_tree(record: HwCounters) -> dict[str, str]:
+def dump_tree(record: HwCounters) -> dict[str, str]:
     """The sysfs files (``cm_counters`` live in another class and are not written)."""
     return {path: value + "\n" for path, value in _flat_files(record).items()}
 
 
-def render(record: HwCounters) -> str:
+def dump(record: HwCounters) -> str:
     """The tree flattened to ``relative/path: value`` lines (the form ``parse`` reads)."""
     return "".join(f"{path}: {value}\n" for path, value in _flat_files(record).items())

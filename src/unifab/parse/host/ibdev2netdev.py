@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["IbDevNetdev", "dump", "parse"]
+
 _LINE = re.compile(r"^(?P<dev>\S+) port (?P<port>\d+) ==> (?P<netdev>\S+) \((?P<state>[^)]*)\)$")
 
 
@@ -31,5 +33,5 @@ def parse(text: str, source: str = "<input>") -> tuple[IbDevNetdev, ...]:
     return tuple(out)
 
 
-def render(rows: tuple[IbDevNetdev, ...]) -> str:
+def dump(rows: tuple[IbDevNetdev, ...]) -> str:
     return "".join(f"{r.rdma_dev} port {r.port} ==> {r.netdev} ({r.state})\n" for r in rows)

@@ -38,9 +38,11 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = ["DEVICE_KEYS", "MTU_ENUM", "PORT_KEYS", "PORT_STATES", "TRANSPORTS", "IbvDevice", "IbvPort", "dump", "parse"]
+
 # enum ibv_mtu: the number in parentheses after the MTU in bytes
 MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
-# enum ibv_port_state: what render() prints in parentheses (parse() reads the name only)
+# enum ibv_port_state: what dump() prints in parentheses (parse() reads the name only)
 PORT_STATES = {"PORT_NOP": 0, "PORT_DOWN": 1, "PORT_INIT": 2, "PORT_ARMED": 3, "PORT_ACTIVE": 4}
 # enum ibv_transport_type
 TRANSPORTS = {"InfiniBand": 0, "iWARP": 1, "usNIC": 2, "usNIC UDP": 3}
@@ -229,7 +231,7 @@ def parse(text: str, source: str = "<input>") -> tuple[IbvDevice, ...]:
     return tuple(parser.devices)
 
 
-def render(devices: tuple[IbvDevice, ...]) -> str:
+def dump(devices: tuple[IbvDevice, ...]) -> str:
     """Write ``devices`` the way ``ibv_devinfo`` (without ``-v``) prints them."""
     out: list[str] = []
     for d in devices:

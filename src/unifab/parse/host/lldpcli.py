@@ -45,11 +45,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import orjson
-
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
 
-__all__ = ["LldpNeighbor", "parse", "parse_json", "parse_json0", "parse_keyvalue", "render_json0"]
+__all__ = ["LldpNeighbor", "dump_json0", "parse", "parse_json", "parse_json0", "parse_keyvalue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,46 +91,9 @@ _SHOW_INTERFACES = "`lldpcli show neighbors` output (this entry has 'status': it
 # --- JSON helpers -------------------------------------------------------------------------------
 
 
-def _load(text: str, source: str) -> object:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise ParseError(source, f"expected JSON: {exc.msg}", line=exc.lineno) from None
-
-
-def _child(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
-        type(value), "an object"
-    )
-
-
-def _obj(value: object, path: str, source: str) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise ParseError(source, f"expected an object, got {_type_name(value)}", key=path or "<root>")
-    return value
-
-
-def _list(value: object, path: str, source: str) -> list[object]:
-    if not isinstance(value, list):
-        raise ParseError(source, f"expected a list, got {_type_name(value)}", key=path)
-    return value
-
-
-def _str(value: object, path: str, source: str) -> str:
-    if not isinstance(value, str):
-        raise ParseError(source, f"expected a string, got {_type_name(value)}", key=path)
-    return value
-
-
 def _opt_str(obj: dict[str, object], key: str, path: str, source: str) -> str | None:
     value = obj.get(key)
-    return None if value is None else _str(value, _child(path, key), source)
+    return None if value is None else json_string(value, child(path, key), source)
 
 
 def _unsigned(text: str | None, path: str, source: str) -> int | None:
@@ -144,18 +106,18 @@ def _unsigned(text: str | None, path: str, source: str) -> int | None:
 
 def _reject_show_interfaces(entry: dict[str, object], path: str, source: str) -> None:
     if "status" in entry and "via" not in entry:
-        raise ParseError(source, f"expected {_SHOW_INTERFACES}", key=_child(path, "status"))
+        raise ParseError(source, f"expected {_SHOW_INTERFACES}", key=child(path, "status"))
 
 
 def _capabilities(items: list[object], path: str, source: str) -> tuple[str, ...]:
     enabled: list[str] = []
     for i, item in enumerate(items):
         where = f"{path}[{i}]"
-        cap = _obj(item, where, source)
-        name = _str(cap.get("type"), _child(where, "type"), source)
+        cap = json_object(item, where, source)
+        name = json_string(cap.get("type"), child(where, "type"), source)
         flag = cap.get("enabled")
         if not isinstance(flag, bool):
-            raise ParseError(source, f"expected true or false, got {_type_name(flag)}", key=_child(where, "enabled"))
+            raise ParseError(source, f"expected true or false, got {type_name(flag)}", key=child(where, "enabled"))
         if flag:
             enabled.append(name)
     return tuple(enabled)
@@ -166,32 +128,32 @@ def _capabilities(items: list[object], path: str, source: str) -> tuple[str, ...
 
 def _one0(obj: dict[str, object], key: str, path: str, source: str) -> tuple[dict[str, object] | None, str]:
     """A json0 element: absent, or a list holding exactly one object. Returns it and its path."""
-    where = _child(path, key)
+    where = child(path, key)
     value = obj.get(key)
     if value is None:
         return None, where
-    items = _list(value, where, source)
+    items = json_list(value, where, source)
     if len(items) != 1:
         raise ParseError(source, f"expected a one-element list, got {len(items)} elements", key=where)
-    return _obj(items[0], f"{where}[0]", source), f"{where}[0]"
+    return json_object(items[0], f"{where}[0]", source), f"{where}[0]"
 
 
 def _text0(obj: dict[str, object], key: str, path: str, source: str) -> str | None:
     element, where = _one0(obj, key, path, source)
     if element is None:
         return None
-    return _str(element.get("value"), _child(where, "value"), source)
+    return json_string(element.get("value"), child(where, "value"), source)
 
 
 def _texts0(obj: dict[str, object], key: str, path: str, source: str) -> tuple[str, ...]:
-    where = _child(path, key)
+    where = child(path, key)
     value = obj.get(key)
     if value is None:
         return ()
     texts = []
-    for i, item in enumerate(_list(value, where, source)):
-        element = _obj(item, f"{where}[{i}]", source)
-        texts.append(_str(element.get("value"), f"{where}[{i}].value", source))
+    for i, item in enumerate(json_list(value, where, source)):
+        element = json_object(item, f"{where}[{i}]", source)
+        texts.append(json_string(element.get("value"), f"{where}[{i}].value", source))
     return tuple(texts)
 
 
@@ -204,16 +166,16 @@ def _id0(obj: dict[str, object], path: str, source: str) -> tuple[str | None, st
 
 
 def _neighbor_json0(entry_value: object, path: str, source: str) -> LldpNeighbor:
-    entry = _obj(entry_value, path, source)
+    entry = json_object(entry_value, path, source)
     _reject_show_interfaces(entry, path, source)
-    local_port = _str(entry.get("name"), _child(path, "name"), source)
+    local_port = json_string(entry.get("name"), child(path, "name"), source)
     chassis, cpath = _one0(entry, "chassis", path, source)
     chassis = chassis if chassis is not None else {}
     port, ppath = _one0(entry, "port", path, source)
     port = port if port is not None else {}
     chassis_id, chassis_id_type = _id0(chassis, cpath, source)
     port_id, port_id_type = _id0(port, ppath, source)
-    caps, caps_path = chassis.get("capability"), _child(cpath, "capability")
+    caps, caps_path = chassis.get("capability"), child(cpath, "capability")
     return LldpNeighbor(
         local_port=local_port,
         via=_opt_str(entry, "via", path, source),
@@ -223,7 +185,9 @@ def _neighbor_json0(entry_value: object, path: str, source: str) -> LldpNeighbor
         system_name=_text0(chassis, "name", cpath, source),
         system_descr=_text0(chassis, "descr", cpath, source),
         mgmt_ips=_texts0(chassis, "mgmt-ip", cpath, source),
-        capabilities_enabled=() if caps is None else _capabilities(_list(caps, caps_path, source), caps_path, source),
+        capabilities_enabled=()
+        if caps is None
+        else _capabilities(json_list(caps, caps_path, source), caps_path, source),
         port_id=port_id,
         port_id_type=port_id_type,
         port_descr=_text0(port, "descr", ppath, source),
@@ -234,13 +198,13 @@ def _neighbor_json0(entry_value: object, path: str, source: str) -> LldpNeighbor
 
 def _from_json0(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]:
     neighbors: list[LldpNeighbor] = []
-    for i, part_value in enumerate(_list(root.get("lldp"), "lldp", source)):
-        part = _obj(part_value, f"lldp[{i}]", source)
+    for i, part_value in enumerate(json_list(root.get("lldp"), "lldp", source)):
+        part = json_object(part_value, f"lldp[{i}]", source)
         interfaces = part.get("interface")
         if interfaces is None:
             continue
         where = f"lldp[{i}].interface"
-        for j, entry in enumerate(_list(interfaces, where, source)):
+        for j, entry in enumerate(json_list(interfaces, where, source)):
             neighbors.append(_neighbor_json0(entry, f"{where}[{j}]", source))
     return tuple(neighbors)
 
@@ -265,43 +229,43 @@ def _is_plain_chassis_field(key: str, value: dict[str, object]) -> bool:
 def _id_json(obj: dict[str, object], path: str, source: str) -> tuple[str | None, str | None]:
     """``"id": {"type": T, "value": V}``, or ``"id": V`` when there was no type -> (V, T)."""
     value = obj.get("id")
-    where = _child(path, "id")
+    where = child(path, "id")
     if value is None:
         return None, None
     if isinstance(value, str):
         return value, None
-    element = _obj(value, where, source)
+    element = json_object(value, where, source)
     return _opt_str(element, "value", where, source), _opt_str(element, "type", where, source)
 
 
 def _strs_json(obj: dict[str, object], key: str, path: str, source: str) -> tuple[str, ...]:
     value = obj.get(key)
-    where = _child(path, key)
+    where = child(path, key)
     if value is None:
         return ()
     if isinstance(value, list):
-        return tuple(_str(item, f"{where}[{i}]", source) for i, item in enumerate(value))
-    return (_str(value, where, source),)
+        return tuple(json_string(item, f"{where}[{i}]", source) for i, item in enumerate(value))
+    return (json_string(value, where, source),)
 
 
 def _neighbor_json(local_port: str, body_value: object, path: str, source: str) -> LldpNeighbor:
-    body = _obj(body_value, path, source)
+    body = json_object(body_value, path, source)
     _reject_show_interfaces(body, path, source)
     chassis: dict[str, object] = {}
-    cpath = _child(path, "chassis")
+    cpath = child(path, "chassis")
     system_name = None
     if "chassis" in body:
-        chassis = _obj(body["chassis"], cpath, source)
+        chassis = json_object(body["chassis"], cpath, source)
         if len(chassis) == 1:
             ((key, inner),) = chassis.items()
             if isinstance(inner, dict) and not _is_plain_chassis_field(key, inner):
-                system_name, chassis, cpath = key, inner, _child(cpath, key)
+                system_name, chassis, cpath = key, inner, child(cpath, key)
     if system_name is None:
         system_name = _opt_str(chassis, "name", cpath, source)
     port: dict[str, object] = {}
-    ppath = _child(path, "port")
+    ppath = child(path, "port")
     if "port" in body:
-        port = _obj(body["port"], ppath, source)
+        port = json_object(body["port"], ppath, source)
     chassis_id, chassis_id_type = _id_json(chassis, cpath, source)
     port_id, port_id_type = _id_json(port, ppath, source)
     caps = chassis.get("capability")
@@ -314,17 +278,17 @@ def _neighbor_json(local_port: str, body_value: object, path: str, source: str) 
         system_name=system_name,
         system_descr=_opt_str(chassis, "descr", cpath, source),
         mgmt_ips=_strs_json(chassis, "mgmt-ip", cpath, source),
-        capabilities_enabled=() if caps is None else _capabilities(_many(caps), _child(cpath, "capability"), source),
+        capabilities_enabled=() if caps is None else _capabilities(_many(caps), child(cpath, "capability"), source),
         port_id=port_id,
         port_id_type=port_id_type,
         port_descr=_opt_str(port, "descr", ppath, source),
-        ttl=_unsigned(_opt_str(port, "ttl", ppath, source), _child(ppath, "ttl"), source),
-        mfs=_unsigned(_opt_str(port, "mfs", ppath, source), _child(ppath, "mfs"), source),
+        ttl=_unsigned(_opt_str(port, "ttl", ppath, source), child(ppath, "ttl"), source),
+        mfs=_unsigned(_opt_str(port, "mfs", ppath, source), child(ppath, "mfs"), source),
     )
 
 
 def _from_json(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]:
-    lldp = _obj(root.get("lldp"), "lldp", source)
+    lldp = json_object(root.get("lldp"), "lldp", source)
     interfaces = lldp.get("interface")
     if interfaces is None:
         return ()
@@ -332,18 +296,18 @@ def _from_json(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]
     neighbors: list[LldpNeighbor] = []
     for j, entry_value in enumerate(_many(interfaces)):
         where = f"lldp.interface[{j}]" if listed else "lldp.interface"
-        entry = _obj(entry_value, where, source)
+        entry = json_object(entry_value, where, source)
         if len(entry) != 1:
             raise ParseError(
                 source, f"expected an object with the interface name as its only key, got {len(entry)} keys", key=where
             )
         ((name, body),) = entry.items()
-        neighbors.append(_neighbor_json(name, body, _child(where, name), source))
+        neighbors.append(_neighbor_json(name, body, child(where, name), source))
     return tuple(neighbors)
 
 
 def _root(text: str, source: str) -> dict[str, object]:
-    root = _obj(_load(text, source), "", source)
+    root = json_object(load_json(text, source), "", source)
     if "lldp" not in root:
         raise ParseError(source, "expected the top-level key 'lldp' (`lldpcli show neighbors`)", key="lldp")
     return root
@@ -483,7 +447,7 @@ def parse(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
     return parse_keyvalue(text, source)
 
 
-# --- rendering ----------------------------------------------------------------------------------
+# --- dumping ----------------------------------------------------------------------------------
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -514,12 +478,12 @@ def _dump(value: object, indent: int, out: list[str]) -> None:
         pad = " " * (indent + 2)
         out.append(("{" if is_dict else "[") + "\n" + pad)
         items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
-        for i, (key, child) in enumerate(items):
+        for i, (key, item) in enumerate(items):
             if i:
                 out.append(",\n" + pad)
             if key is not None:
                 out.append(f'"{key}": ')
-            _dump(child, indent + 2, out)
+            _dump(item, indent + 2, out)
         out.append("\n" + " " * indent + ("}" if is_dict else "]"))
     else:
         raise TypeError(f"cannot dump {type(value).__name__}")
@@ -579,7 +543,7 @@ def _json0_interface(nb: LldpNeighbor, rid: int) -> dict[str, object]:
     return entry
 
 
-def render_json0(neighbors: Sequence[LldpNeighbor]) -> str:
+def dump_json0(neighbors: Sequence[LldpNeighbor]) -> str:
     """Write ``lldpcli -f json0 show neighbors details`` as lldpd 1.0.16 prints it.
 
     Key order and shapes follow display.c (interface: name, via, rid, age, chassis, port; chassis: id,

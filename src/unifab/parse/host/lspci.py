@@ -29,6 +29,21 @@ from dataclasses import astuple, dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "ACS_BITS",
+    "DEVSTA_ERRORS",
+    "VENDOR_NAMES",
+    "AcsBits",
+    "BusNumbers",
+    "Link",
+    "Lspci",
+    "PciDevice",
+    "dump",
+    "normalize_bdf",
+    "parse",
+    "split_name",
+]
+
 # pci.ids vendor names (vendor id -> name) used to split "<vendor> <device>" when no "[vvvv:dddd]" is printed.
 VENDOR_NAMES = {
     "10de": "NVIDIA Corporation",
@@ -357,7 +372,7 @@ def parse(text: str, source: str = "<input>") -> Lspci:
     return parser.result()
 
 
-# --- render: records -> lspci -vvv text ---------------------------------------------------------------
+# --- dump: records -> lspci -vvv text ---------------------------------------------------------------
 
 _PROG_IF_NAMES = {("PCI bridge", "00"): "Normal decode"}
 _UE_BITS = ("DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq")
@@ -430,7 +445,7 @@ def _express(d: PciDevice) -> list[str]:
     return lines + _link_status(d)
 
 
-def _render_device(d: PciDevice, domains: bool) -> list[str]:
+def _dump_device(d: PciDevice, domains: bool) -> list[str]:
     lines = [_header(d, domains)]
     bridge = d.bus is not None
     if d.subsystem is not None and not bridge:
@@ -474,7 +489,7 @@ def _render_device(d: PciDevice, domains: bool) -> list[str]:
     return lines
 
 
-def render(record: Lspci) -> str:
+def dump(record: Lspci) -> str:
     """``lspci -vvv`` text (``-nn`` shape where the record has ids, ``-D`` shape when a domain is not 0000).
 
     Only the lines this module reads are written, in the order and spelling pciutils 3.2+ prints them;
@@ -484,5 +499,5 @@ def render(record: Lspci) -> str:
     keeps the twin's per-host capture small.
     """
     domains = any(not d.bdf.startswith("0000:") for d in record.devices)
-    blocks = ["\n".join(_render_device(d, domains)) for d in record.devices]
+    blocks = ["\n".join(_dump_device(d, domains)) for d in record.devices]
     return "\n\n".join(blocks) + "\n"

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["LLDPAD_WARNING", "RATE_UNSUPPORTED", "Buffers", "MlnxQos", "TcConfig", "dump", "parse"]
+
 LLDPAD_WARNING = "****** WARNING: lldpad service is running and may overwrite your settings ******"
 RATE_UNSUPPORTED = "Rate limit is not supported on your system!"
 
@@ -262,7 +264,7 @@ def _tsa_text(t: TcConfig) -> str:
     return f"ets, bw: {t.bw}%"
 
 
-def render(q: MlnxQos) -> str:
+def dump(q: MlnxQos) -> str:
     """Write ``q`` the way mlnx_qos's pretty_print does (TABs, ``'%1d   '`` cells, 8 DSCPs per line)."""
     out: list[str] = []
     for notice in q.notices:

@@ -42,6 +42,19 @@ from unifab.errors import ParseError
 from unifab.parse.host.lspci import normalize_bdf
 from unifab.parse.host.nvidia_smi_q import XmlDocument, read_xml
 
+__all__ = [
+    "BRIDGE_CLASS",
+    "GPU_CLASSES",
+    "NIC_CLASSES",
+    "NcclTopo",
+    "NvLink",
+    "TopoCpu",
+    "TopoGpu",
+    "TopoNic",
+    "dump",
+    "parse",
+]
+
 GPU_CLASSES = (0x0302, 0x0300)  # 3D controller, VGA controller (class >> 8)
 NIC_CLASSES = (0x0207, 0x0200)  # InfiniBand controller, Ethernet controller
 BRIDGE_CLASS = 0x0604
@@ -242,7 +255,7 @@ def parse(text: str, source: str = "<input>") -> NcclTopo:
     return NcclTopo(reader.integer(doc.root, "version"), tuple(reader.cpus), tuple(reader.gpus), tuple(reader.nics))
 
 
-# --- render ---------------------------------------------------------------------------------------
+# --- dump ---------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -338,7 +351,7 @@ def _place(root: _Node, path: tuple[str, ...], busid: str | None, pci_class: str
     return leaf
 
 
-def render(topo: NcclTopo) -> str:
+def dump(topo: NcclTopo) -> str:
     """Write ``topo`` as an NCCL dump-shaped ``<system>`` XML (children of a node ordered by busid)."""
     cpus = list(topo.cpus)
     known = {c.numa for c in cpus}

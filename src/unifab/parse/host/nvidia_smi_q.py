@@ -37,6 +37,21 @@ from xml.sax.saxutils import escape
 from unifab.errors import ParseError
 from unifab.parse.host.lspci import normalize_bdf
 
+__all__ = [
+    "CLOCKS_EVENT_REASONS",
+    "DOCTYPE",
+    "NOT_AVAILABLE",
+    "EccCounts",
+    "Gpu",
+    "NvidiaSmiQ",
+    "RemappedRows",
+    "XmlDocument",
+    "dump",
+    "parse",
+    "read_xml",
+    "smi_bus_id",
+]
+
 NOT_AVAILABLE = frozenset(
     {"N/A", "[N/A]", "Not Supported", "[Not Supported]", "Requested functionality has been deprecated", "Unknown Error"}
 )
@@ -309,7 +324,7 @@ def parse(text: str, source: str = "<input>") -> NvidiaSmiQ:
     )
 
 
-# --- render: records -> nvidia-smi -q -x XML ----------------------------------------------------------
+# --- dump: records -> nvidia-smi -q -x XML ----------------------------------------------------------
 
 DOCTYPE = '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">'
 # r530+ names, in the order nvidia-smi prints them
@@ -381,7 +396,7 @@ def _ecc_leaves(counts: EccCounts) -> tuple[tuple[str, object, str], ...]:
     )
 
 
-def _render_gpu(w: _Writer, g: Gpu) -> None:
+def _dump_gpu(w: _Writer, g: Gpu) -> None:
     bus_id = smi_bus_id(g.pci_bus_id)
     w.open("gpu", f' id="{bus_id}"')
     w.leaf("product_name", g.product_name)
@@ -409,7 +424,7 @@ def _render_gpu(w: _Writer, g: Gpu) -> None:
     w.leaf("performance_state", g.performance_state)
     if g.clocks_event_reasons:  # a GPU with none active prints every reason "Not Active"; both read as ()
         w.open("clocks_event_reasons")
-        active = list(g.clocks_event_reasons)  # in the record's order, so parse(render(r)) keeps it
+        active = list(g.clocks_event_reasons)  # in the record's order, so parse(dump(r)) keeps it
         for name in active + [n for n in CLOCKS_EVENT_REASONS if n not in active]:
             w.leaf(f"clocks_event_reason_{name}", "Active" if name in active else "Not Active")
         w.close("clocks_event_reasons")
@@ -445,7 +460,7 @@ def _render_gpu(w: _Writer, g: Gpu) -> None:
     w.close("gpu")
 
 
-def render(record: NvidiaSmiQ) -> str:
+def dump(record: NvidiaSmiQ) -> str:
     """``nvidia-smi -q -x`` XML (DTD v12 element names and order) holding the fields this module reads.
 
     A real capture has many more elements per GPU (clocks, utilization, processes, ...), which :func:`parse`
@@ -461,6 +476,6 @@ def render(record: NvidiaSmiQ) -> str:
     w.leaf("cuda_version", record.cuda_version)
     w.leaf("attached_gpus", record.attached_gpus)
     for gpu in record.gpus:
-        _render_gpu(w, gpu)
+        _dump_gpu(w, gpu)
     w.close("nvidia_smi_log")
     return "\n".join(w.lines) + "\n"

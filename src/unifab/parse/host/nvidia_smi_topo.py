@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["AFFINITY_COLUMNS", "LEGEND", "LEGEND_SOC", "NvidiaSmiTopo", "dump", "parse"]
+
 AFFINITY_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 LEGEND = (
     ("X", "Self"),
@@ -184,7 +186,7 @@ def _row(
         affinity[column][label] = _check_affinity(column, extra[i], source, number) if i < len(extra) else None
 
 
-def render(topo: NvidiaSmiTopo) -> str:
+def dump(topo: NvidiaSmiTopo) -> str:
     """Write ``topo`` the way nvidia-smi prints it (TAB-separated, `` X `` on the diagonal, legends)."""
     labels = [*topo.gpus, *topo.nics]
     columns = [

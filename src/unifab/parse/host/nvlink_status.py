@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
-__all__ = ["NvlinkGpu", "NvlinkLink", "NvlinkStatus", "parse", "render"]
+__all__ = ["NvlinkGpu", "NvlinkLink", "NvlinkStatus", "dump", "parse"]
 
 _GPU = re.compile(r"^GPU ([0-9]{1,4}): (.+?) \(UUID: ([^)\s]+)\)$")
 _LINK = re.compile(r"^Link ([0-9]{1,3}): (?:([0-9]{1,6}(?:\.[0-9]{1,6})?) GB/s|(<inactive>))$")
@@ -81,7 +81,7 @@ def _speed(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
-def render(status: NvlinkStatus) -> str:
+def dump(status: NvlinkStatus) -> str:
     """Write ``status`` as nvidia-smi prints it (9-space link indent)."""
     out: list[str] = []
     for gpu in status.gpus:

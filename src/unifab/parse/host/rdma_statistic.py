@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 
+__all__ = ["RdmaStatLink", "RdmaStatistic", "dump", "parse"]
+
 _LINK = re.compile(r"^link (\S+)/(\d+)(?:\s+(.*))?$")
 _OPTIONAL = "Optional-set:"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]*$")
@@ -132,7 +134,7 @@ def parse(text: str, source: str = "<input>") -> RdmaStatistic:
     return RdmaStatistic(links)
 
 
-def render(record: RdmaStatistic) -> str:
+def dump(record: RdmaStatistic) -> str:
     """``rdma statistic show`` (one line per link, counters in the record's order), optional counters on the
     indented ``Optional-set:`` line with their values -- or, when some of them have no value (``mode``), by
     name only, the valued ones then staying on the link line."""

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["MODES", "MODE_FILE", "TOS_FILE", "RoceDefaults", "RoceTos", "dump", "dump_tree", "parse", "parse_tree"]
+
 MODES = ("IB/RoCE v1", "RoCE v2")
 TOS_FILE = "default_roce_tos"
 MODE_FILE = "default_roce_mode"
@@ -113,7 +115,7 @@ def parse(text: str, source: str = "<input>") -> RoceTos:
     return _read(files, locate, source)
 
 
-def render_tree(record: RoceTos) -> dict[str, str]:
+def dump_tree(record: RoceTos) -> dict[str, str]:
     """The configfs files as the kernel shows them."""
     files: dict[str, str] = {}
     for p in record.ports:
@@ -126,11 +128,11 @@ def render_tree(record: RoceTos) -> dict[str, str]:
     return files
 
 
-def render(record: RoceTos) -> str:
+def dump(record: RoceTos) -> str:
     """The flattened tree, or the script output for a single port-less value."""
     if len(record.ports) == 1 and record.ports[0].port is None:
         p = record.ports[0]
         if (p.tos is None) == (p.mode is None):
             raise ValueError("cma_roce_tos/cma_roce_mode print exactly one value")
         return f"{p.tos if p.tos is not None else p.mode}\n"
-    return "".join(f"{path}: {value}" for path, value in render_tree(record).items())
+    return "".join(f"{path}: {value}" for path, value in dump_tree(record).items())

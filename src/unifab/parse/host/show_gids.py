@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["DASHES", "HEADER", "VERSIONS", "Gid", "dump", "parse"]
+
 HEADER = "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV"
 DASHES = "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"
 VERSIONS = ("v1", "v2")
@@ -117,7 +119,7 @@ def parse(text: str, source: str = "<input>") -> tuple[Gid, ...]:
     return tuple(rows)
 
 
-def render(gids: tuple[Gid, ...]) -> str:
+def dump(gids: tuple[Gid, ...]) -> str:
     """Write ``gids`` the way show_gids prints them (TABs, two spaces after the IPv4 address)."""
     out = [HEADER, DASHES]
     for g in gids:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from unifab.errors import ParseError
 from unifab.parse._text import parse_int
 
+__all__ = ["POINTS", "EcnPoint", "SysfsEcn", "parse", "parse_tree"]
+
 POINTS = ("roce_np", "roce_rp")
 
 

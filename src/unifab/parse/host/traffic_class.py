@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from unifab.errors import ParseError
 from unifab.parse._text import parse_int
 
+__all__ = ["RULE_KEYS", "TclassRule", "TrafficClass", "dump", "parse"]
+
 RULE_KEYS = ("src_ip", "dst_ip", "src_ip6", "dst_ip6")
 
 
@@ -57,7 +59,7 @@ def parse(text: str, source: str = "<input>") -> TrafficClass:
     return TrafficClass(global_tclass, tuple(rules))
 
 
-def render(tc: TrafficClass) -> str:
+def dump(tc: TrafficClass) -> str:
     """The file as the driver prints it (empty when nothing is set)."""
     lines = [] if tc.global_tclass is None else [f"Global tclass={tc.global_tclass}"]
     lines += [f"{r.match}={r.prefix},tclass={r.tclass}" for r in tc.rules]

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["XidEvent", "XidLog", "dump", "normalize_pci", "parse"]
+
 _XID = re.compile(r"^(?P<prefix>.*?)NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d{1,9})(?:, ?(?P<rest>.*?))?\s*$")
 _GPU_AT = re.compile(r"NVRM: GPU at (?P<pci>PCI:[0-9A-Fa-f:.]+): (?P<uuid>GPU-[0-9A-Fa-f-]+)\s*$")
 _PCI = re.compile(
@@ -135,29 +137,29 @@ def parse(text: str, source: str = "<input>") -> XidLog:
     return XidLog(tuple(events), gpus)
 
 
-def _render_pci(bdf: str) -> str:
+def _dump_pci(bdf: str) -> str:
     """``0000:9b:00.0`` -> ``PCI:0000:9b:00`` (the driver's form; a non-zero function stays)."""
     if normalize_pci(f"PCI:{bdf}") != bdf:
         raise ValueError(f"not a normalized PCI address: {bdf!r}")
     return f"PCI:{bdf.removesuffix('.0')}"
 
 
-def _render_stamp(timestamp: float | str | None, host: str | None) -> str:
+def _dump_stamp(timestamp: float | str | None, host: str | None) -> str:
     if host is not None or isinstance(timestamp, str):
-        raise ValueError("render writes plain dmesg lines: seconds since boot or no timestamp, no host")
+        raise ValueError("dump writes plain dmesg lines: seconds since boot or no timestamp, no host")
     return "" if timestamp is None else f"[{timestamp:12.6f}] "
 
 
-def render(log: XidLog, gpu_at_stamp: float = 5.0) -> str:
+def dump(log: XidLog, gpu_at_stamp: float = 5.0) -> str:
     """Write ``log`` as plain ``dmesg`` prints it: one ``NVRM: GPU at`` line per GPU, then one line per event.
 
     The GPU lines carry ``[%12.6f]`` stamps from ``gpu_at_stamp`` on; an event carries one when its timestamp is
-    seconds since boot, none when None (wall-clock text and journal hosts are not rendered: ``ValueError``).
+    seconds since boot, none when None (wall-clock text and journal hosts are not written: ``ValueError``).
     ``pid=..., name=..., `` is written when either is known (``'<unknown>'``/``<unknown>`` for the other).
-    ``line`` is not written: ``parse(render(r)) == r`` when event *i* has ``line == len(r.gpus) + i + 1``.
+    ``line`` is not written: ``parse(dump(r)) == r`` when event *i* has ``line == len(r.gpus) + i + 1``.
     """
     out = [
-        f"[{gpu_at_stamp + i / 1000:12.6f}] NVRM: GPU at {_render_pci(pci)}: {uuid}"
+        f"[{gpu_at_stamp + i / 1000:12.6f}] NVRM: GPU at {_dump_pci(pci)}: {uuid}"
         for i, (pci, uuid) in enumerate(log.gpus.items())
     ]
     for event in log.events:
@@ -167,6 +169,6 @@ def render(log: XidLog, gpu_at_stamp: float = 5.0) -> str:
             name = "<unknown>" if event.process is None else event.process
             body = f"pid={pid}, name={name}" + (f", {event.message}" if event.message else "")
         tail = f", {body}" if body else ""
-        stamp = _render_stamp(event.timestamp, event.host)
-        out.append(f"{stamp}NVRM: Xid ({_render_pci(event.pci_bus_id)}): {event.xid}{tail}")
+        stamp = _dump_stamp(event.timestamp, event.host)
+        out.append(f"{stamp}NVRM: Xid ({_dump_pci(event.pci_bus_id)}): {event.xid}{tail}")
     return "".join(line + "\n" for line in out)

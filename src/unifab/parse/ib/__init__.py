@@ -1,1 +1,3 @@
 """InfiniBand fabric formats (``ibnetdiscover`` topology file)."""
+
+__all__ = []

@@ -26,6 +26,21 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = [
+    "KINDS",
+    "LANE_RATE_MBPS",
+    "IbLink",
+    "IbNode",
+    "IbPort",
+    "IbTopology",
+    "NamedLink",
+    "ca_device",
+    "links",
+    "named_links",
+    "node_name",
+    "parse",
+]
+
 # Data rate of one lane, Mb/s, by the speed name ibnetdiscover prints (IBTA rates, encoding included).
 LANE_RATE_MBPS = {
     "SDR": 2_500,

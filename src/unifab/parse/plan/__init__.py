@@ -1,1 +1,3 @@
 """Planned topology formats (cabling CSV)."""
+
+__all__ = []

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["HEADER", "PlannedCable", "dump", "parse"]
+
 HEADER = ("a_node", "a_port", "z_node", "z_port")
 
 
@@ -49,7 +51,7 @@ def _parse(rows: Iterator[list[str]], source: str) -> tuple[PlannedCable, ...]:
     return tuple(out)
 
 
-def render(cables: tuple[PlannedCable, ...]) -> str:
+def dump(cables: tuple[PlannedCable, ...]) -> str:
     lines = [",".join((*HEADER, "cable_m"))]
     for c in cables:
         cable = "" if c.cable_m is None else f"{c.cable_m:g}"

@@ -24,6 +24,8 @@ from typing import Any
 from unifab.errors import ParseError
 from unifab.parse.plan.cabling import PlannedCable
 
+__all__ = ["CablesPage", "NetboxCable", "Skipped", "Termination", "parse", "planned"]
+
 # Metres per unit of NetBox's CableLengthUnitChoices.
 _METRES = {"m": 1.0, "cm": 0.01, "km": 1000.0, "ft": 0.3048, "in": 0.0254, "mi": 1609.344}
 

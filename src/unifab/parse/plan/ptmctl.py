@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["PtmCable", "PtmTable", "cables", "parse"]
+
 _RULE = re.compile(r"^-{10,}\s*$")
 _PROMPT = re.compile(r"^\S+@\S+[$#]\s*(.*)$")
 

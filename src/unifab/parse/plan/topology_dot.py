@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from unifab.errors import ParseError
 from unifab.parse.plan.cabling import PlannedCable
 
+__all__ = ["DotCable", "Token", "TopologyDot", "parse"]
+
 _TOKEN = re.compile(
     r"""
     (?P<ws>[ \t\r]+)

@@ -3,3 +3,5 @@
 Slurm (``squeue``, ``scontrol show job|node``, ``sinfo``, slurmrestd JSON), Kubernetes pod lists, Slurm
 hostlist notation, and the NCCL environment variables that choose the RoCE traffic class and HCAs.
 """
+
+__all__ = []

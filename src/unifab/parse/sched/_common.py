@@ -10,6 +10,28 @@ from dataclasses import dataclass
 import orjson
 
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, type_name
+
+__all__ = [
+    "Column",
+    "Gres",
+    "Pair",
+    "epoch_time",
+    "gpu_count",
+    "gpu_indices",
+    "header_columns",
+    "key_values",
+    "load_json",
+    "normalize_gres",
+    "null",
+    "opt_number",
+    "opt_str",
+    "opt_str_list",
+    "parse_gres",
+    "split_aligned",
+    "split_top",
+    "text_time",
+]
 
 # --- JSON -----------------------------------------------------------------------------------------
 
@@ -21,32 +43,6 @@ def load_json(text: str, source: str) -> object:
         raise ParseError(source, f"expected JSON: {exc.msg}", line=max(exc.lineno, 1)) from None
     except RecursionError:
         raise ParseError(source, "expected JSON nested less deeply", line=1) from None
-
-
-def child(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
-
-
-def type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
-        type(value), "an object"
-    )
-
-
-def obj(value: object, path: str, source: str) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise ParseError(source, f"expected an object, got {type_name(value)}", key=path or "<root>")
-    return value
-
-
-def lst(value: object, path: str, source: str) -> list[object]:
-    if not isinstance(value, list):
-        raise ParseError(source, f"expected a list, got {type_name(value)}", key=path or "<root>")
-    return value
 
 
 def opt_str(o: dict[str, object], key: str, path: str, source: str) -> str | None:
@@ -65,7 +61,7 @@ def opt_str_list(o: dict[str, object], key: str, path: str, source: str) -> tupl
         return ()
     if isinstance(value, str):
         return (value,) if value else ()
-    items = lst(value, child(path, key), source)
+    items = json_list(value, child(path, key), source)
     out: list[str] = []
     for i, item in enumerate(items):
         if not isinstance(item, str):

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["MAX_HOSTS", "compress", "expand", "parse"]
+
 MAX_HOSTS = 65536  # Slurm's MAX_RANGE: scontrol refuses longer expansions
 _SEPARATORS = ", \t\r\n"
 _RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")

@@ -35,9 +35,12 @@ from typing import Any
 import yaml
 
 from unifab.errors import ParseError
-from unifab.parse.sched._common import child, load_json, lst, obj, opt_str, type_name
+from unifab.parse._json import child, json_list, json_object, type_name
+from unifab.parse.sched._common import load_json, opt_str
 from unifab.parse.sched.nccl_env import nccl_settings
 from unifab.parse.sched.slurm_jobs import Job
+
+__all__ = ["GPU_RESOURCES", "GROUP_LABELS", "parse"]
 
 GROUP_LABELS = (
     "training.kubeflow.org/job-name",
@@ -86,7 +89,7 @@ def _load(text: str, source: str) -> object:
 def _str_map(value: object, path: str, source: str) -> dict[str, str]:
     if value is None:
         return {}
-    out = obj(value, path, source)
+    out = json_object(value, path, source)
     for k, v in out.items():
         if not isinstance(v, str):
             raise ParseError(source, f"expected a string, got {type_name(v)}", key=child(path, k))
@@ -103,10 +106,10 @@ def _time(o: dict[str, object], key: str, path: str, source: str) -> str | None:
 
 
 def _gpu_count(container: dict[str, object], path: str, source: str) -> int:
-    resources = obj(container.get("resources") or {}, child(path, "resources"), source)
+    resources = json_object(container.get("resources") or {}, child(path, "resources"), source)
     for section in ("limits", "requests"):
         where = child(child(path, "resources"), section)
-        amounts = obj(resources.get(section) or {}, where, source)
+        amounts = json_object(resources.get(section) or {}, where, source)
         total = 0
         found = False
         for name in GPU_RESOURCES:
@@ -125,14 +128,14 @@ def _gpu_count(container: dict[str, object], path: str, source: str) -> int:
 def _container_env(container: dict[str, object], path: str, source: str, env_from: list[str]) -> dict[str, str | None]:
     env: dict[str, str | None] = {}
     known: dict[str, str] = {}
-    for i, raw in enumerate(lst(container.get("env") or [], child(path, "env"), source)):
+    for i, raw in enumerate(json_list(container.get("env") or [], child(path, "env"), source)):
         where = child(child(path, "env"), i)
-        entry = obj(raw, where, source)
+        entry = json_object(raw, where, source)
         name = opt_str(entry, "name", where, source)
         if not name:
             raise ParseError(source, "expected the variable's 'name'", key=child(where, "name"))
         if "valueFrom" in entry:
-            obj(entry["valueFrom"], child(where, "valueFrom"), source)
+            json_object(entry["valueFrom"], child(where, "valueFrom"), source)
             env[name] = None
             known.pop(name, None)
             continue
@@ -146,12 +149,12 @@ def _container_env(container: dict[str, object], path: str, source: str, env_fro
         value = _REF.sub(sub, value)
         env[name] = value
         known[name] = value
-    for i, raw in enumerate(lst(container.get("envFrom") or [], child(path, "envFrom"), source)):
+    for i, raw in enumerate(json_list(container.get("envFrom") or [], child(path, "envFrom"), source)):
         where = child(child(path, "envFrom"), i)
-        entry = obj(raw, where, source)
+        entry = json_object(raw, where, source)
         for key, kind in (("configMapRef", "configMap"), ("secretRef", "secret")):
             if key in entry:
-                ref = obj(entry[key], child(where, key), source)
+                ref = json_object(entry[key], child(where, key), source)
                 ref_name = opt_str(ref, "name", child(where, key), source) or "?"
                 prefix = opt_str(entry, "prefix", where, source) or ""
                 label = f"envFrom:{kind}/{ref_name}" + (f" (prefix {prefix})" if prefix else "")
@@ -161,7 +164,7 @@ def _container_env(container: dict[str, object], path: str, source: str, env_fro
 
 
 def _pod(item: dict[str, object], path: str, source: str) -> tuple[str, str, _Pod]:
-    meta = obj(item.get("metadata"), child(path, "metadata"), source)
+    meta = json_object(item.get("metadata"), child(path, "metadata"), source)
     name = opt_str(meta, "name", child(path, "metadata"), source)
     if not name:
         raise ParseError(source, "expected the pod's metadata.name", key=child(child(path, "metadata"), "name"))
@@ -169,30 +172,30 @@ def _pod(item: dict[str, object], path: str, source: str) -> tuple[str, str, _Po
     labels = _str_map(meta.get("labels"), child(child(path, "metadata"), "labels"), source)
     group = next((labels[label] for label in GROUP_LABELS if labels.get(label)), None)
     if group is None:
-        refs = lst(meta.get("ownerReferences") or [], child(child(path, "metadata"), "ownerReferences"), source)
+        refs = json_list(meta.get("ownerReferences") or [], child(child(path, "metadata"), "ownerReferences"), source)
         for i, raw in enumerate(refs):
             where = child(child(child(path, "metadata"), "ownerReferences"), i)
-            ref = obj(raw, where, source)
+            ref = json_object(raw, where, source)
             if ref.get("controller") is True:
                 group = opt_str(ref, "name", where, source)
                 break
     spec_path = child(path, "spec")
-    spec = obj(item.get("spec") or {}, spec_path, source)
+    spec = json_object(item.get("spec") or {}, spec_path, source)
     containers = [
-        obj(c, child(child(spec_path, "containers"), i), source)
-        for i, c in enumerate(lst(spec.get("containers") or [], child(spec_path, "containers"), source))
+        json_object(c, child(child(spec_path, "containers"), i), source)
+        for i, c in enumerate(json_list(spec.get("containers") or [], child(spec_path, "containers"), source))
     ]
     counts = [_gpu_count(c, child(child(spec_path, "containers"), i), source) for i, c in enumerate(containers)]
     ranks = [i for i, n in enumerate(counts) if n > 0] or list(range(len(containers)))
     env_from: list[str] = []
     envs = [_container_env(containers[i], child(child(spec_path, "containers"), i), source, env_from) for i in ranks]
     status_path = child(path, "status")
-    status = obj(item.get("status") or {}, status_path, source)
+    status = json_object(item.get("status") or {}, status_path, source)
     phase = opt_str(status, "phase", status_path, source) or "Unknown"
     reason = opt_str(status, "reason", status_path, source)
-    for i, raw in enumerate(lst(status.get("conditions") or [], child(status_path, "conditions"), source)):
+    for i, raw in enumerate(json_list(status.get("conditions") or [], child(status_path, "conditions"), source)):
         where = child(child(status_path, "conditions"), i)
-        cond = obj(raw, where, source)
+        cond = json_object(raw, where, source)
         if reason is None and cond.get("type") == "PodScheduled" and cond.get("status") == "False":
             reason = opt_str(cond, "reason", where, source)
     pod = _Pod(
@@ -271,19 +274,19 @@ def parse(text: str, source: str = "<input>") -> tuple[Job, ...]:
     """Jobs from ``kubectl get pods -o json|yaml`` (pods grouped by job label, see the module docstring)."""
     if not text.strip():
         raise ParseError(source, "expected kubectl get pods output, got empty text", line=1)
-    top = obj(_load(text, source), "", source)
+    top = json_object(_load(text, source), "", source)
     kind = top.get("kind")
     items: list[Any]
     if kind == "Pod":
         items, base = [top], ""
     elif "items" in top:
-        items, base = lst(top["items"], "items", source), "items"
+        items, base = json_list(top["items"], "items", source), "items"
     else:
         raise ParseError(source, "expected a PodList ('items') or a Pod (kind: Pod)", key="items")
     groups: dict[tuple[str, str], _Group] = {}
     for i, raw in enumerate(items):
         path = child(base, i) if base else ""
-        item = obj(raw, path, source)
+        item = json_object(raw, path, source)
         item_kind = item.get("kind")
         if item_kind not in (None, "Pod"):
             raise ParseError(source, f"expected kind Pod, got {item_kind!r}", key=child(path, "kind"))

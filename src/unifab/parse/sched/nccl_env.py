@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
+__all__ = ["NcclDevice", "NcclDeviceList", "NcclSettings", "device_list", "nccl_settings", "parse_env", "parse_script"]
+
 _C_INTEGER = re.compile(r"^[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 _INT64_MAX = 2**63 - 1
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")

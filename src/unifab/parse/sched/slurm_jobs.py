@@ -26,27 +26,24 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, json_object, type_name
 from unifab.parse.sched import hostlist
 from unifab.parse.sched._common import (
     Pair,
-    child,
     epoch_time,
     gpu_count,
     gpu_indices,
     header_columns,
     key_values,
     load_json,
-    lst,
     normalize_gres,
     null,
-    obj,
     opt_number,
     opt_str,
     opt_str_list,
     parse_gres,
     split_aligned,
     text_time,
-    type_name,
 )
 from unifab.parse.sched.nccl_env import (
     NcclDevice,
@@ -269,7 +266,7 @@ def _json_job(j: dict[str, object], path: str, source: str) -> Job:
 
 
 def _parse_json(text: str, source: str) -> tuple[Job, ...]:
-    top = obj(load_json(text, source), "", source)
+    top = json_object(load_json(text, source), "", source)
     if "jobs" not in top:
         errors = top.get("errors")
         if isinstance(errors, list) and errors:
@@ -277,8 +274,10 @@ def _parse_json(text: str, source: str) -> tuple[Job, ...]:
             detail = first.get("description") or first.get("error") if isinstance(first, dict) else first
             raise ParseError(source, f"expected 'jobs', got a Slurm error: {detail!r}", key="errors")
         raise ParseError(source, "expected the top-level key 'jobs' (squeue --json, slurmrestd jobs)", key="jobs")
-    jobs = lst(top["jobs"], "jobs", source)
-    return tuple(_json_job(obj(j, child("jobs", i), source), child("jobs", i), source) for i, j in enumerate(jobs))
+    jobs = json_list(top["jobs"], "jobs", source)
+    return tuple(
+        _json_job(json_object(j, child("jobs", i), source), child("jobs", i), source) for i, j in enumerate(jobs)
+    )
 
 
 # --- scontrol show job ----------------------------------------------------------------------------

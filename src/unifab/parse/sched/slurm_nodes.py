@@ -27,20 +27,20 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, json_object
 from unifab.parse.sched import hostlist
 from unifab.parse.sched._common import (
-    child,
     epoch_time,
     load_json,
-    lst,
     null,
-    obj,
     opt_number,
     opt_str,
     opt_str_list,
     text_time,
 )
 from unifab.parse.sched.slurm_jobs import scontrol_pairs
+
+__all__ = ["STATE_SUFFIXES", "STATE_WORDS", "Node", "normalize_state", "parse"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,15 +171,17 @@ def _json_node(n: dict[str, object], path: str, source: str) -> Node:
 
 
 def _parse_json(text: str, source: str) -> tuple[Node, ...]:
-    top = obj(load_json(text, source), "", source)
+    top = json_object(load_json(text, source), "", source)
     if "nodes" not in top:
         if "sinfo" in top:
             raise ParseError(
                 source, "expected 'nodes'; the grouped 'sinfo' shape (23.11+) is not supported", key="sinfo"
             )
         raise ParseError(source, "expected the top-level key 'nodes' (sinfo --json, slurmrestd nodes)", key="nodes")
-    nodes = lst(top["nodes"], "nodes", source)
-    return tuple(_json_node(obj(n, child("nodes", i), source), child("nodes", i), source) for i, n in enumerate(nodes))
+    nodes = json_list(top["nodes"], "nodes", source)
+    return tuple(
+        _json_node(json_object(n, child("nodes", i), source), child("nodes", i), source) for i, n in enumerate(nodes)
+    )
 
 
 # --- scontrol show node ---------------------------------------------------------------------------

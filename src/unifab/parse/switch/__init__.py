@@ -1,1 +1,3 @@
 """Switch-side formats (SONiC, Arista EOS, NVUE)."""
+
+__all__ = []

@@ -31,6 +31,8 @@ from typing import Any
 import yaml
 
 from unifab.errors import ParseError
+from unifab.parse._json import type_name
+from unifab.parse._text import decode_utf8
 from unifab.parse.switch.eos_config import (
     UNIT_BYTES,
     EosPfcWatchdogGlobal,
@@ -77,11 +79,7 @@ class AvdQos:
 
 
 def _load(text: str | bytes, source: str) -> Any:
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(source, f"UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = decode_utf8(text, source)
     if not text.strip():
         raise ParseError(source, "an AVD structured configuration (YAML), got empty input", line=1)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -121,20 +119,6 @@ def _join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
-
-
 # --- typed readers ------------------------------------------------------------------------------
 
 
@@ -149,7 +133,7 @@ class _R:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.err(path, f"expected an object, got {_kind(value)}")
+            raise self.err(path, f"expected an object, got {type_name(value)}")
         for key in value:
             if not isinstance(key, str):
                 raise self.err(path, f"expected names as keys, got {key!r}")
@@ -159,7 +143,7 @@ class _R:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise self.err(path, f"expected a list, got {_kind(value)}")
+            raise self.err(path, f"expected a list, got {type_name(value)}")
         return [(_join(path, i), self.obj(item, _join(path, i))) for i, item in enumerate(value)]
 
     def num(self, value: Any, path: str, hi: int | None = None) -> int:
@@ -175,7 +159,7 @@ class _R:
 
     def flag(self, value: Any, path: str) -> bool:
         if not isinstance(value, bool):
-            raise self.err(path, f"expected true or false, got {_kind(value)}")
+            raise self.err(path, f"expected true or false, got {type_name(value)}")
         return value
 
     def opt_bool(self, obj: dict[str, Any], key: str, path: str) -> bool | None:
@@ -183,7 +167,7 @@ class _R:
 
     def text(self, value: Any, path: str) -> str:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise self.err(path, f"expected a string, got {_kind(value)}")
+            raise self.err(path, f"expected a string, got {type_name(value)}")
         return str(value)
 
     def opt_str(self, obj: dict[str, Any], key: str, path: str) -> str | None:
@@ -196,7 +180,7 @@ class _R:
         value = obj[key]
         kpath = _join(path, key)
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise self.err(kpath, f"expected seconds, got {_kind(value)}")
+            raise self.err(kpath, f"expected seconds, got {type_name(value)}")
         try:
             ms = Decimal(str(value).strip()) * 1000
         except InvalidOperation:
@@ -221,7 +205,7 @@ def _maps(r: _R, qos: dict[str, Any]) -> EosQosMaps:
             continue
         path = f"qos.map.{key}"
         if not isinstance(raw, list):
-            raise r.err(path, f"expected a list of 'VALUES to ...' strings, got {_kind(raw)}")
+            raise r.err(path, f"expected a list of 'VALUES to ...' strings, got {type_name(raw)}")
         for i, entry in enumerate(raw):
             ipath = _join(path, i)
             m = _MAP.fullmatch(entry.strip()) if isinstance(entry, str) else None

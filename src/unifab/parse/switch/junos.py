@@ -43,18 +43,13 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
 from unifab.parse.netdev import (
     Interface,
     Neighbor,
-    child_path,
-    json_list,
-    json_object,
-    json_string,
-    load_json,
     mac_if,
     normalize_mac,
     port_id_subtype,
-    type_name,
 )
 
 __all__ = [
@@ -161,9 +156,9 @@ def _elements(obj: dict[str, object], key: str, path: str, source: str) -> list[
     value = obj.get(key)
     if value is None:
         return []
-    where = child_path(path, key)
+    where = child(path, key)
     items = json_list(value, where, source)
-    return [(child_path(where, i), json_object(item, child_path(where, i), source)) for i, item in enumerate(items)]
+    return [(child(where, i), json_object(item, child(where, i), source)) for i, item in enumerate(items)]
 
 
 def _data(obj: dict[str, object], key: str, path: str, source: str) -> str | None:
@@ -171,7 +166,7 @@ def _data(obj: dict[str, object], key: str, path: str, source: str) -> str | Non
     for where, element in _elements(obj, key, path, source):
         if "data" not in element:
             return None
-        return json_string(element["data"], child_path(where, "data"), source).strip()
+        return json_string(element["data"], child(where, "data"), source).strip()
     return None
 
 
@@ -200,7 +195,7 @@ def _lldp_json_neighbor(entry: dict[str, object], path: str, source: str) -> Nei
                 raise ParseError(
                     source,
                     f"expected a frame size in bytes, got {size!r}",
-                    key=child_path(where, "lldp-remote-subtype-mtu-size"),
+                    key=child(where, "lldp-remote-subtype-mtu-size"),
                 )
             mfs = int(size)
     chassis_type = port_id_subtype(_data(entry, "lldp-remote-chassis-id-subtype", path, source))
@@ -259,7 +254,7 @@ def _family_mtu(families: list[tuple[str, str | None]], source: str, line: int |
 def _logical_json(unit: dict[str, object], path: str, source: str) -> Interface:
     name = _data(unit, "name", path, source)
     if not name:
-        raise ParseError(source, "expected the logical interface name", key=child_path(path, "name"))
+        raise ParseError(source, "expected the logical interface name", key=child(path, "name"))
     families = [
         (_data(family, "address-family-name", where, source) or "", _data(family, "mtu", where, source))
         for where, family in _elements(unit, "address-family", path, source)
@@ -269,7 +264,7 @@ def _logical_json(unit: dict[str, object], path: str, source: str) -> Interface:
         name=name,
         admin_up=admin,
         oper_up=oper,
-        mtu=_family_mtu(families, source, None, child_path(path, "address-family")),
+        mtu=_family_mtu(families, source, None, child(path, "address-family")),
         speed_mbps=None,
         mac=None,
         description=_data(unit, "description", path, source) or None,
@@ -280,13 +275,13 @@ def _logical_json(unit: dict[str, object], path: str, source: str) -> Interface:
 def _physical_json(phys: dict[str, object], path: str, source: str) -> Interface:
     name = _data(phys, "name", path, source)
     if not name:
-        raise ParseError(source, "expected the physical interface name", key=child_path(path, "name"))
+        raise ParseError(source, "expected the physical interface name", key=child(path, "name"))
     return Interface(
         name=name,
-        admin_up=_status(_data(phys, "admin-status", path, source), child_path(path, "admin-status"), source),
-        oper_up=_status(_data(phys, "oper-status", path, source), child_path(path, "oper-status"), source),
-        mtu=_mtu(_data(phys, "mtu", path, source), source, key=child_path(path, "mtu")),
-        speed_mbps=_speed(_data(phys, "speed", path, source), source, key=child_path(path, "speed")),
+        admin_up=_status(_data(phys, "admin-status", path, source), child(path, "admin-status"), source),
+        oper_up=_status(_data(phys, "oper-status", path, source), child(path, "oper-status"), source),
+        mtu=_mtu(_data(phys, "mtu", path, source), source, key=child(path, "mtu")),
+        speed_mbps=_speed(_data(phys, "speed", path, source), source, key=child(path, "speed")),
         mac=normalize_mac(_data(phys, "current-physical-address", path, source)),
         description=_data(phys, "description", path, source) or None,
         kind=_kind(name),

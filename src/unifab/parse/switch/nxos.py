@@ -47,17 +47,14 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
+from unifab.parse._json import child, json_object, load_json, type_name
 from unifab.parse.netdev import (
     Interface,
     Neighbor,
-    child_path,
-    json_object,
-    load_json,
     mac_if,
     normalize_mac,
     port_id_subtype,
     rows,
-    type_name,
 )
 
 __all__ = [
@@ -145,7 +142,7 @@ def _field(row: dict[str, object], key: str, path: str, source: str) -> str | No
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ParseError(source, f"expected a string or integer, got {type_name(value)}", key=child_path(path, key))
+        raise ParseError(source, f"expected a string or integer, got {type_name(value)}", key=child(path, key))
     return str(value)
 
 
@@ -164,7 +161,7 @@ def _lldp_json(decoded: object, source: str) -> tuple[Neighbor, ...]:
     for path, row in _table(root, "TABLE_nbor", "ROW_nbor", source):
         local = _value(_field(row, "l_port_id", path, source))
         if local is None:
-            raise ParseError(source, "expected the local port 'l_port_id'", key=child_path(path, "l_port_id"))
+            raise ParseError(source, "expected the local port 'l_port_id'", key=child(path, "l_port_id"))
         chassis_type = port_id_subtype(_field(row, "chassis_type", path, source))
         device = _value(_field(row, "chassis_id", path, source))
         device_is_mac = chassis_type == "mac" or (chassis_type is None and normalize_mac(device) is not None)
@@ -207,7 +204,7 @@ def _mtu(row: dict[str, object], path: str, source: str) -> int | None:
     if value is None:
         return None
     if not value.strip().isdigit():
-        raise ParseError(source, f"expected an MTU in bytes, got {value!r}", key=child_path(path, "mtu"))
+        raise ParseError(source, f"expected an MTU in bytes, got {value!r}", key=child(path, "mtu"))
     return int(value)
 
 
@@ -222,9 +219,9 @@ def _up(value: str | None, path: str, source: str) -> bool | None:
 def _brief_row(row: dict[str, object], path: str, source: str) -> Interface:
     name = _value(_field(row, "interface", path, source))
     if name is None:
-        raise ParseError(source, "expected the interface name 'interface'", key=child_path(path, "interface"))
-    state = _up(_field(row, "state", path, source), child_path(path, "state"), source)
-    svi_admin = _up(_field(row, "svi_admin_state", path, source), child_path(path, "svi_admin_state"), source)
+        raise ParseError(source, "expected the interface name 'interface'", key=child(path, "interface"))
+    state = _up(_field(row, "state", path, source), child(path, "state"), source)
+    svi_admin = _up(_field(row, "svi_admin_state", path, source), child(path, "svi_admin_state"), source)
     reason = (_field(row, "state_rsn_desc", path, source) or "").strip().lower()
     if state is True:
         admin_up: bool | None = True
@@ -240,7 +237,7 @@ def _brief_row(row: dict[str, object], path: str, source: str) -> Interface:
         admin_up=admin_up,
         oper_up=oper_up,
         mtu=_mtu(row, path, source),
-        speed_mbps=_speed(_field(row, "speed", path, source), child_path(path, "speed"), source),
+        speed_mbps=_speed(_field(row, "speed", path, source), child(path, "speed"), source),
         mac=None,
         description=_value(_field(row, "desc", path, source)),
         kind=_kind(name),

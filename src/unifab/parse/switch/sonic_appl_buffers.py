@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
-from unifab.parse.switch.sonic_state_db import natural_key, read_dump, uint
+from unifab.parse._text import natural_key, parse_uint
+from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
     "SonicApplBuffers",
@@ -127,7 +128,7 @@ def _deref(value: str) -> str | None:
 
 
 def _opt_uint(row: dict[str, str], name: str, source: str, key: str) -> int | None:
-    return uint(row[name], source, key, name) if name in row else None
+    return parse_uint(row[name], source, name, key=key, strip=True) if name in row else None
 
 
 def _opt_int(row: dict[str, str], name: str, source: str, key: str) -> int | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from unifab.errors import ParseError
-from unifab.parse.netdev import child_path, json_object, json_string, load_json, type_name
+from unifab.parse._json import child, json_object, json_string, load_json, type_name
 
 __all__ = ["SonicAsicParams", "SonicAsicTable", "parse"]
 
@@ -76,16 +76,14 @@ def _entry(asic: str, body: object, path: str, source: str) -> SonicAsicParams:
         return obj[name]
 
     def opt_int(name: str) -> int | None:
-        return _int(obj[name], child_path(path, name), source) if name in obj else None
+        return _int(obj[name], child(path, name), source) if name in obj else None
 
     return SonicAsicParams(
         asic=asic,
-        cell_size_bytes=_int(need("cell_size"), child_path(path, "cell_size"), source),
-        pipeline_latency_kb=float(_number(need("pipeline_latency"), child_path(path, "pipeline_latency"), source)),
-        mac_phy_delay_kb=float(_number(need("mac_phy_delay"), child_path(path, "mac_phy_delay"), source)),
-        peer_response_time_kb=float(
-            _number(need("peer_response_time"), child_path(path, "peer_response_time"), source)
-        ),
+        cell_size_bytes=_int(need("cell_size"), child(path, "cell_size"), source),
+        pipeline_latency_kb=float(_number(need("pipeline_latency"), child(path, "pipeline_latency"), source)),
+        mac_phy_delay_kb=float(_number(need("mac_phy_delay"), child(path, "mac_phy_delay"), source)),
+        peer_response_time_kb=float(_number(need("peer_response_time"), child(path, "peer_response_time"), source)),
         port_reserved_shp=opt_int("port_reserved_shp"),
         port_max_shp=opt_int("port_max_shp"),
     )
@@ -94,7 +92,7 @@ def _entry(asic: str, body: object, path: str, source: str) -> SonicAsicParams:
 def _asics(table: dict[str, object], path: str, source: str) -> dict[str, SonicAsicParams]:
     out: dict[str, SonicAsicParams] = {}
     for key, body in table.items():
-        kpath = child_path(path, key)
+        kpath = child(path, key)
         prefix = next((p for p in _PREFIXES if key.startswith(p)), None)
         if prefix is None or not key[len(prefix) :]:
             raise ParseError(source, "expected a key 'ASIC_TABLE:<ASIC>'", key=kpath)
@@ -112,7 +110,7 @@ def parse(text: str | bytes, source: str = "<input>") -> SonicAsicTable:
         if "platform_to_asic" in doc:
             pmap = json_object(doc["platform_to_asic"], "platform_to_asic", source)
             for platform, asic in pmap.items():
-                platforms[platform] = json_string(asic, child_path("platform_to_asic", platform), source)
+                platforms[platform] = json_string(asic, child("platform_to_asic", platform), source)
     else:
         asics = _asics({k: v for k, v in doc.items() if k.startswith(_PREFIXES)}, "", source)
         platforms = {}

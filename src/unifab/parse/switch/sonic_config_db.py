@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from unifab.errors import ParseError
+from unifab.parse._json import type_name
 
 __all__ = ["SHAPES", "SonicConfigDb", "deref", "parse"]
 
@@ -31,6 +32,7 @@ SHAPES = ("nested", "flat", "db-dump")
 
 _ENVELOPE_KEYS = frozenset({"type", "value", "ttl", "expireat"})
 _REDIS_TYPES = frozenset({"hash", "string", "list", "set", "zset", "stream"})
+_ARRAY = "an array"  # what these readers call a JSON list in messages
 _REF = re.compile(r"\[[A-Za-z0-9_]+\|([^\]]*)\]")
 
 
@@ -71,7 +73,7 @@ def parse(text: str | bytes, source: str = "<input>") -> SonicConfigDb:
     except orjson.JSONDecodeError as exc:
         raise ParseError(source, f"a JSON document ({exc.msg})", line=exc.lineno) from None
     if not isinstance(doc, dict):
-        raise ParseError(source, f"a JSON object of CONFIG_DB tables, got {_kind(doc)}")
+        raise ParseError(source, f"a JSON object of CONFIG_DB tables, got {type_name(doc, list_name=_ARRAY)}")
 
     tables: dict[str, dict[str, dict[str, str]]] = {}
     n_nested = n_flat = n_dump = 0
@@ -83,21 +85,23 @@ def parse(text: str | bytes, source: str = "<input>") -> SonicConfigDb:
             table, _, key = top.partition("|")
             value = body["value"]
             if not isinstance(value, dict):
-                raise ParseError(source, f"a hash value object, got {_kind(value)}", key=top)
+                raise ParseError(source, f"a hash value object, got {type_name(value, list_name=_ARRAY)}", key=top)
             _store(tables, table, key, value, source)
         elif "|" in top:
             n_flat += 1
             table, _, key = top.partition("|")
             if not isinstance(body, dict):
-                raise ParseError(source, f"an object of fields, got {_kind(body)}", key=top)
+                raise ParseError(source, f"an object of fields, got {type_name(body, list_name=_ARRAY)}", key=top)
             _store(tables, table, key, body, source)
         else:
             n_nested += 1
             if not isinstance(body, dict):
-                raise ParseError(source, f"a table object of keys, got {_kind(body)}", key=top)
+                raise ParseError(source, f"a table object of keys, got {type_name(body, list_name=_ARRAY)}", key=top)
             for key, fields in body.items():
                 if not isinstance(fields, dict):
-                    raise ParseError(source, f"an object of fields, got {_kind(fields)}", key=f"{top}|{key}")
+                    raise ParseError(
+                        source, f"an object of fields, got {type_name(fields, list_name=_ARRAY)}", key=f"{top}|{key}"
+                    )
                 _store(tables, top, key, fields, source)
 
     if n_dump:
@@ -152,18 +156,6 @@ def _stringify(raw: Any, source: str, path: str, field: str) -> str:
         return str(raw)
     if isinstance(raw, list) and all(isinstance(x, str | int | float) for x in raw):
         return ",".join(x if isinstance(x, str) else str(x) for x in raw)
-    raise ParseError(source, f"field {field!r} to be a string, number or list, got {_kind(raw)}", key=path)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    return "a number"
+    raise ParseError(
+        source, f"field {field!r} to be a string, number or list, got {type_name(raw, list_name=_ARRAY)}", key=path
+    )

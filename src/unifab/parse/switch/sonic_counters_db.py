@@ -35,7 +35,7 @@ are not integers, such as ``PFC_WD_STATUS``, and the pause timestamps are not). 
 value is not a number is a :class:`~unifab.errors.ParseError` naming the Redis key. Hashes no map
 points at are ignored.
 
-:func:`render` writes records back in the flat shape (the twin's COUNTERS_DB).
+:func:`dump` writes records back in the flat shape (the twin's COUNTERS_DB).
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ from dataclasses import dataclass
 import orjson
 
 from unifab.errors import ParseError
-from unifab.parse.switch.sonic_state_db import natural_key, read_dump
+from unifab.parse._text import natural_key
+from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
     "KEY_PREFIXES",
@@ -57,8 +58,8 @@ __all__ = [
     "SonicPgCounters",
     "SonicPortCounters",
     "SonicQueueCounters",
+    "dump",
     "parse",
-    "render",
     "resolve",
 ]
 
@@ -475,11 +476,11 @@ class _Resolver:
         return SonicCounters(shape=shape, ports=ports, buffer_pools=pools)
 
 
-# --- render ---------------------------------------------------------------------------------------
+# --- dump ---------------------------------------------------------------------------------------
 
 
-def render(counters: SonicCounters) -> str:
-    """The flat COUNTERS_DB shape of :func:`parse`'s input; ``parse(render(c))`` equals ``c`` for any
+def dump(counters: SonicCounters) -> str:
+    """The flat COUNTERS_DB shape of :func:`parse`'s input; ``parse(dump(c))`` equals ``c`` for any
     ``c`` that :func:`parse` produced (typed fields are written from ``counters`` where they came from
     there). Ports without an oid get none, so their own counters cannot be written back.
     """

@@ -24,7 +24,7 @@ records compare with :mod:`unifab.parse.host.lldpcli`; the two subtypes lldpd ha
 max-frame-size TLV, so a peer's MTU is not here.
 
 A subtype that is not a number, or capabilities that are not hex octets, raise
-:class:`~unifab.errors.ParseError` naming the Redis key. :func:`render` writes the flat shape back.
+:class:`~unifab.errors.ParseError` naming the Redis key. :func:`dump` writes the flat shape back.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import orjson
 
 from unifab.errors import ParseError
-from unifab.parse.switch.sonic_state_db import natural_key, read_dump
+from unifab.parse._text import natural_key
+from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
     "CAPABILITIES",
@@ -43,8 +44,8 @@ __all__ = [
     "PORT_ID_SUBTYPES",
     "TABLE",
     "SonicLldpNeighbor",
+    "dump",
     "parse",
-    "render",
     "resolve",
 ]
 
@@ -165,11 +166,11 @@ def _caps(f: dict[str, str], field: str, key: str, source: str) -> tuple[str, ..
     return tuple(names)
 
 
-# --- render ---------------------------------------------------------------------------------------
+# --- dump ---------------------------------------------------------------------------------------
 
 
-def render(neighbors: tuple[SonicLldpNeighbor, ...] | list[SonicLldpNeighbor]) -> str:
-    """APPL_DB ``LLDP_ENTRY_TABLE`` entries in the flat mock shape (``parse(render(n)) == n`` for
+def dump(neighbors: tuple[SonicLldpNeighbor, ...] | list[SonicLldpNeighbor]) -> str:
+    """APPL_DB ``LLDP_ENTRY_TABLE`` entries in the flat mock shape (``parse(dump(n)) == n`` for
     records :func:`parse` can produce: subtype names from the tables, capabilities in bit order)."""
     doc: dict[str, dict[str, str]] = {}
     for nb in neighbors:

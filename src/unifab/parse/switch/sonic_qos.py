@@ -22,10 +22,10 @@ configured (``None`` when absent).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import natural_key, parse_uint
 from unifab.parse.switch import sonic_config_db
 from unifab.parse.switch.sonic_config_db import SonicConfigDb
 
@@ -150,12 +150,6 @@ class _PortAcc:
 
 
 _EMPTY: Table = {}
-_NATURAL = re.compile(r"(\d+)")
-
-
-def _natural(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key putting Ethernet2 before Ethernet10."""
-    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _NATURAL.split(name) if p)
 
 
 class _Resolver:
@@ -177,9 +171,7 @@ class _Resolver:
         return ParseError(self.source, expected, key=path)
 
     def _uint(self, value: str, path: str, what: str) -> int:
-        if value.isdigit() and value.isascii():
-            return int(value)
-        raise self._err(path, f"{what} as a non-negative integer, got {value!r}")
+        return parse_uint(value, self.source, what, key=path)
 
     def _port(self, name: str) -> _PortAcc:
         acc = self.acc.get(name)
@@ -409,7 +401,7 @@ class _Resolver:
         self._touch_port_keyed()
 
         port_qos: dict[str, SonicPortQos] = {}
-        for name in sorted(self.acc, key=_natural):
+        for name in sorted(self.acc, key=natural_key):
             acc = self.acc[name]
             maps = acc.maps
             dscp_name = maps.get("dscp_to_tc_map", global_dscp)
@@ -435,7 +427,7 @@ class _Resolver:
             platform=meta.get("platform"),
             device_type=meta.get("type"),
             buffer_model=meta.get("buffer_model") or DEFAULT_BUFFER_MODEL,
-            ports={name: ports[name] for name in sorted(ports, key=_natural)},
+            ports={name: ports[name] for name in sorted(ports, key=natural_key)},
             port_qos=port_qos,
             buffer_profiles=_copy(t.get("BUFFER_PROFILE", _EMPTY)),
             buffer_pools=_copy(t.get("BUFFER_POOL", _EMPTY)),

@@ -23,30 +23,30 @@ capabilities.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from unifab.errors import ParseError
+from unifab.parse._json import type_name
+from unifab.parse._text import natural_key, parse_uint
 
 __all__ = [
     "SHAPES",
     "SonicDbDump",
     "SonicPortState",
     "SonicStateDb",
-    "natural_key",
     "parse",
     "read_dump",
     "resolve",
 ]
 
+_ARRAY = "an array"  # what these readers call a JSON list in messages
 SHAPES = ("flat", "db-dump")
 
 _ENVELOPE_KEYS = frozenset({"type", "value", "ttl", "expireat"})
 _REDIS_TYPES = frozenset({"hash", "string", "list", "set", "zset", "stream"})
-_NATURAL = re.compile(r"(\d+)")
 # STATE_DB values meaning "nothing here" (sonic-utilities mock: ``"supported_fecs": "N/A"``).
 _NOT_AVAILABLE = frozenset({"", "N/A", "NA"})
 
@@ -97,7 +97,7 @@ def read_dump(text: str | bytes, source: str = "<input>") -> SonicDbDump:
     except orjson.JSONDecodeError as exc:
         raise ParseError(source, f"a JSON document ({exc.msg})", line=exc.lineno) from None
     if not isinstance(doc, dict):
-        raise ParseError(source, f"a JSON object of Redis keys, got {kind(doc)}")
+        raise ParseError(source, f"a JSON object of Redis keys, got {type_name(doc, list_name=_ARRAY)}")
     hashes: dict[str, dict[str, str]] = {}
     n_dump = 0
     for key, body in doc.items():
@@ -107,12 +107,12 @@ def read_dump(text: str | bytes, source: str = "<input>") -> SonicDbDump:
                 continue
             value = body["value"]
             if not isinstance(value, dict):
-                raise ParseError(source, f"a hash value object, got {kind(value)}", key=key)
+                raise ParseError(source, f"a hash value object, got {type_name(value, list_name=_ARRAY)}", key=key)
             fields = value
         elif isinstance(body, dict):
             fields = body
         else:
-            raise ParseError(source, f"an object of hash fields, got {kind(body)}", key=key)
+            raise ParseError(source, f"an object of hash fields, got {type_name(body, list_name=_ARRAY)}", key=key)
         row = hashes.setdefault(key, {})
         for name, raw in fields.items():
             row[name] = scalar(raw, source, key, name)
@@ -137,34 +137,9 @@ def scalar(raw: Any, source: str, key: str, field: str) -> str:
         return "true" if raw else "false"
     if isinstance(raw, int | float):
         return str(raw)
-    raise ParseError(source, f"field {field!r} to be a string or number, got {kind(raw)}", key=key)
-
-
-def kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    return "a number"
-
-
-def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key putting Ethernet2 before Ethernet10."""
-    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _NATURAL.split(name) if p)
-
-
-def uint(value: str, source: str, key: str, what: str) -> int:
-    """A non-negative decimal integer, or a ParseError naming the key and the field."""
-    text = value.strip()
-    if text.isdigit() and text.isascii():
-        return int(text)
-    raise ParseError(source, f"{what} as a non-negative integer, got {value!r}", key=key)
+    raise ParseError(
+        source, f"field {field!r} to be a string or number, got {type_name(raw, list_name=_ARRAY)}", key=key
+    )
 
 
 # --- STATE_DB -------------------------------------------------------------------------------------
@@ -190,7 +165,7 @@ def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
         elif table == "BUFFER_MAX_PARAM_TABLE":
             if name == "global":
                 size = fields.get("mmu_size")
-                mmu = None if size is None else uint(size, source, key, "mmu_size")
+                mmu = None if size is None else parse_uint(size, source, "mmu_size", key=key, strip=True)
             else:
                 buffer_max[name] = fields
         elif table in ("QUEUE_COUNTER_CAPABILITIES", "PORT_COUNTER_CAPABILITIES"):
@@ -214,7 +189,8 @@ def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
             mtu=_opt_uint(f.get("mtu"), source, key, "mtu"),
             fec=f.get("fec"),
             supported_speeds_mbps=tuple(
-                uint(s, source, key, "supported_speeds item") for s in _items(f.get("supported_speeds"))
+                parse_uint(s, source, "supported_speeds item", key=key, strip=True)
+                for s in _items(f.get("supported_speeds"))
             ),
             supported_fecs=tuple(_items(f.get("supported_fecs"))),
             link_training_status=f.get("link_training_status"),
@@ -234,7 +210,7 @@ def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
 def _opt_uint(value: str | None, source: str, key: str, what: str) -> int | None:
     if value is None or value.strip() in _NOT_AVAILABLE:
         return None
-    return uint(value, source, key, what)
+    return parse_uint(value, source, what, key=key, strip=True)
 
 
 def _items(value: str | None) -> list[str]:

@@ -1,0 +1,143 @@
+"""PFC, ECN and egress queue counters: :func:`pfc_counters_from`, :func:`ecn_counters_from`,
+:func:`queue_counters_from`."""
+
+from __future__ import annotations
+
+from unifab.errors import ParseError
+from unifab.parse._json import child
+from unifab.parse.switch.eos_json.access import as_int, as_object, member, numbered, opt_int
+from unifab.parse.switch.eos_json.commands import (
+    SHOW_ECN_COUNTERS,
+    SHOW_PFC_COUNTERS,
+    SHOW_PFC_COUNTERS_DETAIL,
+    SHOW_QUEUE_DETAIL,
+)
+from unifab.parse.switch.eos_json.records import (
+    EosEcnCounters,
+    EosEcnQueueCounters,
+    EosInterfaceQueueCounters,
+    EosPfcCounters,
+    EosPfcInterfaceCounters,
+    EosQueueCounters,
+    EosQueueDropCounter,
+)
+
+__all__ = ["QUEUE_TYPES", "ecn_counters_from", "pfc_counters_from", "queue_counters_from"]
+
+QUEUE_TYPES = {"ucastQueues": "unicast", "mcastQueues": "multicast"}
+
+
+def _pfc_detail(name: str, e: dict[str, object], path: str, source: str) -> EosPfcInterfaceCounters:
+    rx: dict[int, int] = {}
+    tx: dict[int, int] = {}
+    pp = child(path, "priorities")
+    for key, value in as_object(e.get("priorities"), pp, source).items():
+        prio = numbered(key, "", pp, source)
+        p = as_object(value, child(pp, key), source)
+        r = opt_int(p, "rxFrames", child(pp, key), source)
+        t = opt_int(p, "txFrames", child(pp, key), source)
+        if r is not None:
+            rx[prio] = r
+        if t is not None:
+            tx[prio] = t
+    return EosPfcInterfaceCounters(
+        interface=name,
+        rx_frames=opt_int(e, "rxFrames", path, source),
+        tx_frames=opt_int(e, "txFrames", path, source),
+        rx_frames_by_priority=dict(sorted(rx.items())),
+        tx_frames_by_priority=dict(sorted(tx.items())),
+    )
+
+
+def pfc_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosPfcCounters:
+    """Read ``show priority-flow-control counters`` (totals) or ``... counters detail`` (per priority)."""
+    root = as_object(obj, path, source)
+    detail = "interfaceCounters" not in root
+    key = "interfaces" if detail else "interfaceCounters"
+    command = SHOW_PFC_COUNTERS_DETAIL if detail else SHOW_PFC_COUNTERS
+    body = member(root, key, path, source, command)
+    bp = child(path, key)
+    out: dict[str, EosPfcInterfaceCounters] = {}
+    for name, value in body.items():
+        p = child(bp, name)
+        e = as_object(value, p, source)
+        if detail:
+            out[name] = _pfc_detail(name, e, p, source)
+        else:
+            out[name] = EosPfcInterfaceCounters(
+                interface=name,
+                rx_frames=opt_int(e, "rxFrames", p, source),
+                tx_frames=opt_int(e, "txFrames", p, source),
+                rx_frames_by_priority={},
+                tx_frames_by_priority={},
+            )
+    return EosPfcCounters(detail=detail, interfaces=out)
+
+
+def _ecn_count(value: object, path: str, source: str) -> int | None:
+    if value == "-":
+        return None
+    if isinstance(value, str):
+        if value.isdigit() and value.isascii() and len(value) <= 20:
+            return int(value)
+        raise ParseError(source, f"a count or '-', got {value!r}", key=path)
+    return as_int(value, path, source)
+
+
+def ecn_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosEcnCounters:
+    """Read a decoded ``show qos interfaces ecn counters queue`` reply."""
+    root = as_object(obj, path, source)
+    body = member(root, "intfQueueCounters", path, source, SHOW_ECN_COUNTERS)
+    bp = child(path, "intfQueueCounters")
+    out: dict[str, EosEcnQueueCounters] = {}
+    for name, value in body.items():
+        p = child(bp, name)
+        qp = child(p, "queueCounters")
+        queues = as_object(as_object(value, p, source).get("queueCounters", {}), qp, source)
+        counts = {numbered(q, "", qp, source): _ecn_count(v, child(qp, q), source) for q, v in queues.items()}
+        out[name] = EosEcnQueueCounters(name, dict(sorted(counts.items())))
+    return EosEcnCounters(out)
+
+
+def _queue_interface(name: str, value: object, path: str, source: str) -> EosInterfaceQueueCounters:
+    e = as_object(value, path, source)
+    entries: list[EosQueueDropCounter] = []
+    dropped: dict[str, dict[int, int]] = {"unicast": {}, "multicast": {}}
+    for raw_type, queue_type in QUEUE_TYPES.items():
+        if raw_type not in e:
+            continue
+        qp = child(path, raw_type)
+        tcs_path = child(qp, "trafficClasses")
+        tcs = as_object(as_object(e[raw_type], qp, source).get("trafficClasses", {}), tcs_path, source)
+        for tc_key, tc_value in tcs.items():
+            tc = numbered(tc_key, "TC", tcs_path, source)
+            tp = child(tcs_path, tc_key)
+            dps_path = child(tp, "dropPrecedences")
+            dps = as_object(as_object(tc_value, tp, source).get("dropPrecedences", {}), dps_path, source)
+            for dp_key, dp_value in dps.items():
+                dp = numbered(dp_key, "DP", dps_path, source)
+                dpp = child(dps_path, dp_key)
+                d = as_object(dp_value, dpp, source)
+                counters = {k: v for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool)}
+                packets = opt_int(d, "droppedPackets", dpp, source)
+                entries.append(EosQueueDropCounter(queue_type, tc, dp, packets, counters))
+                if packets is not None:
+                    bucket = dropped[queue_type]
+                    bucket[tc] = bucket.get(tc, 0) + packets
+    entries.sort(key=lambda x: (x.queue_type != "unicast", x.traffic_class, x.drop_precedence))
+    return EosInterfaceQueueCounters(
+        interface=name,
+        entries=tuple(entries),
+        unicast_dropped=dict(sorted(dropped["unicast"].items())),
+        multicast_dropped=dict(sorted(dropped["multicast"].items())),
+    )
+
+
+def queue_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosQueueCounters:
+    """Read a decoded ``show interfaces counters queue detail`` reply."""
+    root = as_object(obj, path, source)
+    egress = member(root, "egressQueueCounters", path, source, SHOW_QUEUE_DETAIL)
+    ep = child(path, "egressQueueCounters")
+    body = member(egress, "interfaces", ep, source, SHOW_QUEUE_DETAIL)
+    bp = child(ep, "interfaces")
+    return EosQueueCounters({name: _queue_interface(name, v, child(bp, name), source) for name, v in body.items()})

@@ -1,0 +1,3 @@
+"""QoS knowledge shared by checks and renderers: headroom formulas, ASIC parameters (data + pure functions)."""
+
+__all__ = []

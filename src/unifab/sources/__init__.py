@@ -1,0 +1,314 @@
+"""Where a bundle's files come from: a directory, a tarball, or bytes in memory (an upload, an agent's push).
+
+Every reader goes through a :class:`Source`: read a relative path, list a directory, stat a file. The readers
+see it as a :class:`SourcePath`, a small ``pathlib``-like handle (``/``, ``name``, ``is_file()``,
+``iterdir()``, ``read_text()``, ...) over one source, so the same reader serves a bundle on disk, a tarball
+posted to a server and a live host. Paths are bundle-relative POSIX strings; ``..`` and absolute paths are
+refused, so a hostile bundle cannot make a reader leave its source.
+
+Every read is bounded (:data:`MAX_FILE_BYTES`): a larger file raises :class:`OSError`, which the readers
+report as an unreadable file like any other.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "DirectorySource",
+    "MemorySource",
+    "Source",
+    "SourcePath",
+    "Stamp",
+    "as_source_path",
+    "open_source",
+]
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # no artifact unifab reads is near this; a larger one is not an artifact
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """When a file last changed and how big it is (what ``--watch`` and a store compare)."""
+
+    mtime_ns: int
+    size: int
+
+
+class Source(Protocol):
+    """Read-only access to the files of one bundle, by bundle-relative POSIX path (``""`` is the root)."""
+
+    @property
+    def label(self) -> str:
+        """Where the files come from, for messages: a directory path, ``upload:<name>``, a tarball's path."""
+        ...
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The file's contents; :class:`OSError` (``FileNotFoundError`` when absent) if it cannot be read."""
+        ...
+
+    def kind(self, rel: str) -> str | None:
+        """``"file"``, ``"dir"``, or ``None`` when nothing is there."""
+        ...
+
+    def names(self, rel: str) -> list[str]:
+        """The names directly inside directory ``rel``, sorted; empty when it is not a directory."""
+        ...
+
+    def stamp(self, rel: str) -> Stamp | None:
+        """The file's :class:`Stamp`; ``None`` when it is not a file."""
+        ...
+
+
+def _clean(rel: str) -> str:
+    """A normalized relative path; refuses absolute paths and ``..`` (a bundle never names a place outside)."""
+    if rel.startswith("/") or "\\" in rel or "\0" in rel:
+        raise ValueError(f"not a bundle-relative path: {rel!r}")
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"not a bundle-relative path: {rel!r}")
+    return "/".join(parts)
+
+
+class DirectorySource:
+    """A bundle directory on disk, read as it is (an archive or an upload is where links are refused)."""
+
+    __slots__ = ("_prefix", "max_file_bytes", "root")
+
+    def __init__(self, root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        self.root = root
+        self._prefix = str(root)
+        self.max_file_bytes = max_file_bytes
+
+    @property
+    def label(self) -> str:
+        return self._prefix
+
+    def _os(self, rel: str) -> str:
+        return os.path.join(self._prefix, rel) if rel else self._prefix
+
+    def read_bytes(self, rel: str) -> bytes:
+        with open(self._os(rel), "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > self.max_file_bytes:
+                raise OSError(f"{size:,} bytes, more than the {self.max_file_bytes:,} bytes a file may have")
+            data = f.read(self.max_file_bytes + 1)
+        if len(data) > self.max_file_bytes:  # grew while read (a pipe, a file still written)
+            raise OSError(f"more than the {self.max_file_bytes:,} bytes a file may have")
+        return data
+
+    def kind(self, rel: str) -> str | None:
+        try:
+            mode = os.stat(self._os(rel)).st_mode
+        except (OSError, ValueError):
+            return None
+        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+
+    def names(self, rel: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self._os(rel)))
+        except OSError:
+            return []
+
+    def stamp(self, rel: str) -> Stamp | None:
+        try:
+            st = os.stat(self._os(rel))
+        except (OSError, ValueError):
+            return None
+        return Stamp(st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+
+class MemorySource:
+    """A bundle held in memory: an upload, an agent's push, a tarball's members, a test's files."""
+
+    __slots__ = ("_dirs", "_files", "_label", "_mtime_ns")
+
+    def __init__(self, files: Mapping[str, bytes], label: str = "memory", mtime_ns: int = 0) -> None:
+        self._files = {_clean(rel): data for rel, data in files.items()}
+        self._label = label
+        self._mtime_ns = mtime_ns
+        self._dirs: dict[str, set[str]] = {"": set()}
+        for rel in self._files:
+            parts = rel.split("/")
+            for depth in range(len(parts)):
+                parent = "/".join(parts[:depth])
+                self._dirs.setdefault(parent, set()).add(parts[depth])
+
+    @classmethod
+    def from_tar(cls, data: bytes, label: str, max_bytes: int = 4 * MAX_FILE_BYTES) -> MemorySource:
+        """The regular files of a (possibly gzipped) tarball; links, devices and paths outside it are refused.
+
+        A single top directory holding the bundle (``bundle/hosts/...``) is stripped.
+        """
+        files: dict[str, bytes] = {}
+        total = 0
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+                for member in tar:
+                    if member.isdir():
+                        continue
+                    if not member.isfile():
+                        raise ValueError(f"{label}: {member.name!r} is not a regular file")
+                    total += member.size
+                    if member.size > MAX_FILE_BYTES or total > max_bytes:
+                        raise ValueError(f"{label}: larger than {max_bytes:,} bytes unpacked")
+                    extracted = tar.extractfile(member)
+                    if extracted is None:
+                        continue
+                    files[_clean(member.name)] = extracted.read()
+        except tarfile.TarError as exc:
+            raise ValueError(f"{label}: not a tar archive ({exc})") from None
+        tops = {rel.split("/", 1)[0] for rel in files}
+        if len(tops) == 1 and all("/" in rel for rel in files):
+            top = next(iter(tops))
+            if top not in ("hosts", "switches", "plan", "ib", "scheduler"):
+                files = {rel.split("/", 1)[1]: body for rel, body in files.items()}
+        return cls(files, label)
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            return self._files[rel]
+        except KeyError:
+            raise FileNotFoundError(f"{self._label}: no file {rel}") from None
+
+    def kind(self, rel: str) -> str | None:
+        return "file" if rel in self._files else "dir" if rel in self._dirs else None
+
+    def names(self, rel: str) -> list[str]:
+        return sorted(self._dirs.get(rel, ()))
+
+    def stamp(self, rel: str) -> Stamp | None:
+        data = self._files.get(rel)
+        return None if data is None else Stamp(self._mtime_ns, len(data))
+
+
+class SourcePath:
+    """A ``pathlib``-like handle on one path of a :class:`Source` (the subset the readers use)."""
+
+    __slots__ = ("rel", "source")
+
+    def __init__(self, source: Source, rel: str = "") -> None:
+        self.source = source
+        self.rel = rel
+
+    def __truediv__(self, name: str | Path) -> SourcePath:
+        child = _clean(str(name).replace(os.sep, "/"))
+        return SourcePath(self.source, f"{self.rel}/{child}" if self.rel else child)
+
+    def __str__(self) -> str:
+        label = self.source.label
+        return f"{label}/{self.rel}" if self.rel else label
+
+    def __repr__(self) -> str:
+        return f"SourcePath({self.source.label!r}, {self.rel!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SourcePath) and other.source is self.source and other.rel == self.rel
+
+    def __hash__(self) -> int:
+        return hash(self.rel)
+
+    def __lt__(self, other: SourcePath) -> bool:
+        return self.rel < other.rel
+
+    @property
+    def name(self) -> str:
+        return self.rel.rpartition("/")[2]
+
+    @property
+    def stem(self) -> str:
+        name = self.name
+        dot = name.rfind(".")
+        return name[:dot] if dot > 0 else name
+
+    @property
+    def suffix(self) -> str:
+        name = self.name
+        dot = name.rfind(".")
+        return name[dot:] if dot > 0 else ""
+
+    @property
+    def parent(self) -> SourcePath:
+        return SourcePath(self.source, self.rel.rpartition("/")[0])
+
+    def with_name(self, name: str) -> SourcePath:
+        return self.parent / name
+
+    def relative_to(self, other: SourcePath) -> str:
+        """This path relative to ``other`` (an ancestor), as a POSIX string."""
+        if not other.rel:
+            return self.rel
+        if self.rel == other.rel:
+            return ""
+        if not self.rel.startswith(other.rel + "/"):
+            raise ValueError(f"{self.rel!r} is not under {other.rel!r}")
+        return self.rel[len(other.rel) + 1 :]
+
+    def is_file(self) -> bool:
+        return self.source.kind(self.rel) == "file"
+
+    def is_dir(self) -> bool:
+        return self.source.kind(self.rel) == "dir"
+
+    def exists(self) -> bool:
+        return self.source.kind(self.rel) is not None
+
+    def iterdir(self) -> Iterator[SourcePath]:
+        for name in self.source.names(self.rel):
+            yield self / name
+
+    def glob(self, pattern: str) -> Iterator[SourcePath]:
+        """Entries directly inside this directory whose name matches ``pattern`` (one level, no ``**``)."""
+        for name in self.source.names(self.rel):
+            if fnmatchcase(name, pattern):
+                yield self / name
+
+    def walk_files(self) -> Iterator[SourcePath]:
+        """Every file below this directory, depth first in name order."""
+        for child in self.iterdir():
+            kind = self.source.kind(child.rel)
+            if kind == "dir":
+                yield from child.walk_files()
+            elif kind == "file":
+                yield child
+
+    def read_bytes(self) -> bytes:
+        return self.source.read_bytes(self.rel)
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return self.source.read_bytes(self.rel).decode(encoding)
+
+    def stamp(self) -> Stamp | None:
+        return self.source.stamp(self.rel)
+
+
+def open_source(location: Path) -> Source:
+    """A directory, or a ``.tar``/``.tar.gz``/``.tgz`` file, as a :class:`Source`."""
+    if location.is_file() and location.name.endswith((".tar", ".tar.gz", ".tgz")):
+        size = location.stat().st_size
+        if size > 4 * MAX_FILE_BYTES:
+            raise ValueError(f"{location}: {size:,} bytes is larger than a bundle archive may be")
+        return MemorySource.from_tar(location.read_bytes(), str(location))
+    return DirectorySource(location)
+
+
+def as_source_path(location: Path | Source | SourcePath) -> SourcePath:
+    """The root of a bundle given as a directory, an archive, a :class:`Source` or a :class:`SourcePath`."""
+    if isinstance(location, SourcePath):
+        return location
+    if isinstance(location, Path):
+        return SourcePath(open_source(location))
+    return SourcePath(location)

@@ -1,0 +1,5 @@
+"""Fixtures of the check tests: small hand-built fabrics."""
+
+from fabric_factory import FabricFactory, make_fabric
+
+__all__ = ["FabricFactory", "make_fabric"]
