@@ -106,7 +106,7 @@ def test_write_tree_is_atomic(tmp_path: Path) -> None:
 
     with pytest.raises(OSError, match="disk full"):
         write_tree(target, broken())  # type: ignore[arg-type]
-    assert sorted(p.name for p in target.iterdir()) == ["a.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [".unifab-output", "a.txt"]  # the marker: unifab wrote it
     assert [p.name for p in tmp_path.iterdir()] == ["out"], "no temporary directory is left behind"
 
 

@@ -75,3 +75,11 @@ def test_the_intent_renders_for_every_os_the_twin_builds() -> None:
     from unifab.fabric_plan import SWITCH_RENDERERS
 
     assert sorted(SWITCH_RENDERERS) == sorted(OSES)
+
+
+def test_every_live_reader_belongs_to_a_platform() -> None:
+    from unifab.collect.inventory import LIVE_ADAPTERS, load_inventory
+
+    assert set(LIVE_ADAPTERS) == {p.live for p in PLATFORMS.values() if p.live is not None}
+    with pytest.raises(Exception, match="the switch OSes unifab reads live"):
+        load_inventory("devices:\n  - {name: s1, os: nvue, address: 192.0.2.1}\n", "inventory.yaml")

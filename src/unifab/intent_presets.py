@@ -1,8 +1,9 @@
 """Named QoS baselines for ``fabric.yaml``: the vendors' own RoCE defaults, value for value.
 
 A preset is the ``qos`` section of an intent file, complete, so that ``preset: nvidia-spectrum-x`` plus
-a handful of overrides describes a fabric. Every value cites the reference section (under
-``shared/reference/``) or the parser's defaults table it comes from; nothing here is invented.
+a handful of overrides describes a fabric. Every value cites its primary source (the vendor document or
+driver source, by the section of the project's reference notes that quotes it) or the parser's defaults
+table it comes from; nothing here is invented.
 """
 
 from __future__ import annotations

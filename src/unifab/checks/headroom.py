@@ -1,19 +1,8 @@
 """``QOS-HEADROOM``: is every lossless buffer big enough for the speed, cable length and MTU it serves?
 
-After a receiver sends XOFF, bytes keep arriving for one cable round trip, the peer's response time
-and the frames already in flight; the headroom above the XOFF threshold must absorb them or the
-lossless class drops packets. Two vendor formulas say how much that is:
-
-* the mlx5 driver's NIC receive-buffer rule (:func:`mlx5_xoff_bytes`, :func:`mlx5_required_buffer`),
-  reference host-nic-roce.md §5.2, from torvalds/linux ``mlx5/core/en/port_buffer.c``;
-* SONiC's Mellanox switch formula (:func:`sonic_mellanox_xoff`), reference host-nic-roce.md §5.3 and
-  switch-qos-sonic-eos-nvue.md §1.4, from sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua``.
-
-Where the switch ASIC is not known, :func:`qbb_xoff_bytes` gives a vendor-neutral *lower bound*
-built from the terms the references quantify (the references give the generic 802.1Qbb headroom
-only as a list of terms, not as a formula with constants; see the function).
-
-``QOS-HEADROOM`` (:func:`check_headroom`) applies them to both ends of every NIC↔switch link.
+:func:`check_headroom` applies the formulas of :mod:`unifab.qos.headroom` (the mlx5 driver's NIC rule,
+SONiC's Mellanox switch formula, the 802.1Qbb lower bound where the ASIC is not known) to both ends of
+every NIC↔switch link, and names the inputs and the formula it used in the evidence.
 """
 
 from __future__ import annotations

@@ -131,12 +131,12 @@ def watch(
     ``iterations``, ``sleep`` and ``session`` let a caller bound and drive the loop (tests, embedding).
     """
     stream = out if out is not None else sys.stdout
-    current = session if session is not None else Session(bundle)
-    if output != "json":
-        stream.write(f"{_now()} watching {bundle}: {len(current.findings)} findings; Ctrl-C stops\n")
-        stream.flush()
     polls = 0
-    try:
+    try:  # Ctrl-C stops watching at any moment, loading included, with exit code 0
+        current = session if session is not None else Session(bundle)
+        if output != "json":
+            stream.write(f"{_now()} watching {bundle}: {len(current.findings)} findings; Ctrl-C stops\n")
+            stream.flush()
         seen = snapshot(bundle)
         while iterations is None or polls < iterations:
             sleep(interval_s)

@@ -35,14 +35,14 @@ from typing import Any, Literal
 
 import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from unifab.errors import ParseError, UnifabError
+from unifab.platforms import PLATFORMS, platform
 
 __all__ = [
-    "ADAPTERS",
-    "COLLECTORS",
     "DEFAULT_WORKERS",
+    "LIVE_ADAPTERS",
     "CollectSummary",
     "Device",
     "DeviceResult",
@@ -62,7 +62,7 @@ class Device(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    os: Literal["sonic", "eos"]
+    os: str  # a platform unifab reads live (see LIVE_ADAPTERS)
     address: str = Field(min_length=1)
     port: int | None = Field(default=None, ge=1, le=65535)
     timeout_s: float = Field(default=10.0, gt=0)
@@ -71,6 +71,14 @@ class Device(BaseModel):
     database_config: Path | None = None
     scheme: Literal["https", "http"] = "https"
     verify: bool | Path = True
+
+    @field_validator("os")
+    @classmethod
+    def _live_platform(cls, value: str) -> str:
+        live = [name for name, p in PLATFORMS.items() if p.live in LIVE_ADAPTERS]
+        if value not in live:
+            raise ValueError(f"expected one of {', '.join(live)} (the switch OSes unifab reads live), got {value!r}")
+        return value
 
 
 class Inventory(BaseModel):
@@ -161,7 +169,11 @@ def _collect_eos(device: Device, out: Path, env: Mapping[str, str]) -> None:
         collect_eos(client, out)
 
 
-ADAPTERS: dict[str, Callable[[Device, Path, Mapping[str, str]], None]] = {"sonic": _collect_sonic, "eos": _collect_eos}
+# How each platform's live reader (Platform.live) fills a bundle.
+LIVE_ADAPTERS: dict[str, Callable[[Device, Path, Mapping[str, str]], None]] = {
+    "sonic-redis": _collect_sonic,
+    "eos-eapi": _collect_eos,
+}
 
 
 def _classify(exc: Exception) -> tuple[FailureKind, str]:
@@ -183,13 +195,10 @@ def _classify(exc: Exception) -> tuple[FailureKind, str]:
     return "error", str(exc)
 
 
-COLLECTORS = {"sonic": "sonic-redis", "eos": "eos-eapi"}
-
-
 def collect_one(device: Device, out: Path, env: Mapping[str, str]) -> DeviceResult:
     started = _now()
     try:
-        ADAPTERS[device.os](device, out, env)
+        LIVE_ADAPTERS[_live(device)](device, out, env)
         _record(out / "switches" / device.name, device, started)
     except (UnifabError, OSError) as exc:
         kind, reason = _classify(exc)
@@ -201,7 +210,7 @@ def _record(device_dir: Path, device: Device, started: str) -> None:
     """``collect.json`` beside the device's files: which collector read it, from where, and when."""
     doc = {
         "version": 1,
-        "collector": COLLECTORS[device.os],
+        "collector": _live(device),
         "address": device.address,
         "started": started,
         "finished": _now(),
@@ -209,6 +218,12 @@ def _record(device_dir: Path, device: Device, started: str) -> None:
     tmp = device_dir / ".collect.json.tmp"
     tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
     tmp.replace(device_dir / "collect.json")
+
+
+def _live(device: Device) -> str:
+    live = platform(device.os, device.name).live
+    assert live is not None  # the Device validator admits only platforms with a live reader
+    return live
 
 
 def _now() -> str:

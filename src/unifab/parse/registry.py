@@ -5,9 +5,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["ALIASES", "FORMATS", "Format", "closest", "help_listing", "lookup"]
+__all__ = ["ALIASES", "FORMATS", "Format", "Parser", "TreeParser", "closest", "help_listing", "lookup"]
+
+
+# A record is whatever typed dataclass the format's module returns; ``to_jsonable`` prints any of them.
+Parser = Callable[[str, str], object]
+TreeParser = Callable[[dict[str, str], str], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,12 +22,14 @@ class Format:
     tree: bool = False  # accepts a directory (module has ``parse_tree(files, source)``)
     function: str = "parse"
 
-    def parser(self) -> Callable[[str, str], Any]:
-        parse: Callable[[str, str], Any] = getattr(importlib.import_module(self.module), self.function)
+    def parser(self) -> Parser:
+        """The format's ``parse(text, source)``, imported on first use (``unifab --help`` stays fast)."""
+        parse: Parser = getattr(importlib.import_module(self.module), self.function)
         return parse
 
-    def tree_parser(self) -> Callable[[dict[str, str], str], Any]:
-        parse_tree: Callable[[dict[str, str], str], Any] = importlib.import_module(self.module).parse_tree
+    def tree_parser(self) -> TreeParser:
+        """The format's ``parse_tree({relative path: text}, source)`` (formats read from a directory)."""
+        parse_tree: TreeParser = importlib.import_module(self.module).parse_tree
         return parse_tree
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from unifab import layout
 from unifab.errors import UsageError
 from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
 from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
@@ -92,7 +93,7 @@ def generate(
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         write_bundle(cluster, staging, progress)
-        (staging / "truth.json").write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+        (staging / layout.TRUTH).write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
         if out.exists():
             out.rmdir()
         staging.rename(out)

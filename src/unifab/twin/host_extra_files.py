@@ -21,6 +21,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from unifab import layout
 from unifab.parse.host import ethtool_module as em
 from unifab.parse.host import xid
 from unifab.twin import cluster as c
@@ -143,8 +144,8 @@ def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) ->
     write_host_pci(host_root, nics, off_switch)
     write_nic_vendor_files(host_root, nics)
     if nics:
-        write_text(host_root / "cmd" / "dmesg.txt", xid.dump(host_dmesg(nics[0].host_index)))
+        write_text(host_root / layout.DMESG, xid.dump(host_dmesg(nics[0].host_index)))
     template = _module_template()
     for nic in nics:
         text = template.replace(_SERIAL_TOKEN, module_serial(nic))
-        write_text(host_root / "cmd" / "ethtool-m" / f"{nic.netdev}.txt", text)
+        write_text(host_root / layout.ETHTOOL_M_DIR / f"{nic.netdev}.txt", text)

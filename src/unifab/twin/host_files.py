@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+from unifab import layout
 from unifab.intent_presets import MLX5_DCQCN
 from unifab.parse.host import (
     ethtool_pause,
@@ -86,33 +87,30 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
 
 
 def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
-    cmd = root / "cmd"
     write_text(
-        cmd / "ibdev2netdev.txt",
+        root / layout.IBDEV2NETDEV,
         ibdev2netdev.dump(tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Up") for n in nics)),
     )
-    write_text(cmd / "show_gids.txt", show_gids.dump(tuple(g for n in nics for g in nic_gids(n))))
-    write_text(cmd / "ibv_devinfo.txt", ibv_devinfo.dump(tuple(nic_ibv_device(n) for n in nics)))
+    write_text(root / layout.SHOW_GIDS, show_gids.dump(tuple(g for n in nics for g in nic_gids(n))))
+    write_text(root / layout.IBV_DEVINFO, ibv_devinfo.dump(tuple(nic_ibv_device(n) for n in nics)))
     off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
     smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics), off_switch)
-    write_text(cmd / "nvidia-smi-topo-m.txt", smi_topo)
-    write_text(cmd / "nccl-topo.xml", nccl_xml)
+    write_text(root / layout.NVIDIA_SMI_TOPO, smi_topo)
+    write_text(root / layout.NCCL_TOPO, nccl_xml)
     neighbors = []
     for nic in nics:
         if nic.vendor == "mlx5":  # Broadcom NICs: niccli getqos and bnxt_en counters, by host_nic_vendor_files
-            write_text(cmd / "mlnx_qos" / f"{nic.netdev}.txt", mlnx_qos.dump(nic_mlnx_qos(nic)))
-            write_text(cmd / "ethtool-S" / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
-        net = root / "sys" / "class" / "net" / nic.netdev
+            write_text(root / layout.MLNX_QOS_DIR / f"{nic.netdev}.txt", mlnx_qos.dump(nic_mlnx_qos(nic)))
+            write_text(root / layout.ETHTOOL_S_DIR / f"{nic.netdev}.txt", _ethtool_stats(frozenset(nic.pfc)))
+        net = root / layout.SYS_NET / nic.netdev
         write_text(net / "mtu", f"{nic.mtu}\n")
-        ib = root / "sys" / "class" / "infiniband" / nic.rdma_dev
+        ib = root / layout.SYS_IB / nic.rdma_dev
         if nic.ofed_sysfs:  # MLNX_OFED-only sysfs; upstream mlx5 and bnxt_re have neither
             _write_ecn(net / "ecn", nic)
             tclass = traffic_class.TrafficClass(nic.tclass, ())
             write_text(ib / "tc" / "1" / "traffic_class", traffic_class.dump(tclass))
         _write_files(ib, _ib_port_files(nic.port_state, nic.speed_mbps))
-        _write_files(
-            root / "sys" / "kernel" / "config" / "rdma_cm" / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode)
-        )
+        _write_files(root / layout.RDMA_CM / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode))
         planned_leaf, planned_port = _leaf_port(cluster, nic)
         peer = cluster.actual_peer(nic.host, nic.netdev, (planned_leaf.name, planned_port))
         if peer is None:  # no cable: lldpd has no neighbor on this port
@@ -136,10 +134,10 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
                 mfs=None,
             )
         )
-    write_text(root / "cmd" / "lldpcli.json", lldpcli.dump_json0(neighbors))
+    write_text(root / layout.LLDPCLI, lldpcli.dump_json0(neighbors))
     for nic in nics:
         pause = ethtool_pause.PauseParams(nic.netdev, autoneg=False, rx=nic.global_pause, tx=nic.global_pause)
-        write_text(root / "cmd" / "ethtool-a" / f"{nic.netdev}.txt", ethtool_pause.dump(pause))
+        write_text(root / layout.ETHTOOL_A_DIR / f"{nic.netdev}.txt", ethtool_pause.dump(pause))
     write_host_extras(cluster, root, nics)
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
+from unifab import layout
 from unifab.parse.host import bnxt_qos, cc_params, ethtool_stats, ibv_devinfo
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
@@ -241,15 +242,15 @@ def write_nic_vendor_files(host_root: Path, nics: list[TwinNic]) -> None:
         # Imported here: host_files imports this module's caller.
 
         devices = tuple(nic_bnxt_ibv(nic_ibv_device(n)) for n in nics)
-        write_text(host_root / "cmd" / "ibv_devinfo.txt", ibv_devinfo.dump(devices))
+        write_text(host_root / layout.IBV_DEVINFO, ibv_devinfo.dump(devices))
     for nic in nics:
         if nic.driver == "upstream":
             cc_dir = sys_dir / "kernel" / "debug" / "mlx5" / nic_bdf(nic.rail) / "cc_params"
             for name, text in _cc_params_files().items():
                 write_text(cc_dir / name, text)
         elif nic.driver == "bnxt":
-            write_text(host_root / "cmd" / "bnxt-qos" / f"{nic.netdev}.txt", bnxt_qos.dump(nic_bnxt_qos(nic)))
-            write_text(host_root / "cmd" / "ethtool-S" / f"{nic.netdev}.txt", bnxt_ethtool_stats())
+            write_text(host_root / layout.BNXT_QOS_DIR / f"{nic.netdev}.txt", bnxt_qos.dump(nic_bnxt_qos(nic)))
+            write_text(host_root / layout.ETHTOOL_S_DIR / f"{nic.netdev}.txt", bnxt_ethtool_stats())
             cc_root = sys_dir / "kernel" / "config" / "bnxt_re" / nic.rdma_dev
             for rel, text in bnxt_qos.dump_tree(nic_bnxt_cc(nic)).items():
                 write_text(cc_root / rel, text)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from unifab import layout
 from unifab.parse.host import lspci, nvidia_smi_q, rdma_statistic
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
@@ -360,10 +361,9 @@ def write_host_pci(host_root: Path, nics: list[TwinNic], off_switch: tuple[int, 
     if not nics:
         return
     host = nics[0].host_index
-    cmd = host_root / "cmd"
     serials = {_SN.format(n.rail): nic_serial(n) for n in nics}
-    write_text(cmd / "lspci-vvv.txt", _fill(_lspci_template(nics[0].vendor, off_switch), serials))
+    write_text(host_root / layout.LSPCI, _fill(_lspci_template(nics[0].vendor, off_switch), serials))
     gpus = {_UUID.format(i): gpu_uuid(host, i) for i in range(c.GPUS_PER_HOST)}
     gpus |= {_GPU_SN.format(i): gpu_serial(host, i) for i in range(c.GPUS_PER_HOST)}
-    write_text(cmd / "nvidia-smi-q.xml", _fill(_smi_template(), gpus))
-    write_text(cmd / "rdma-statistic.txt", _rdma_text(tuple((n.rdma_dev, n.vendor) for n in nics)))
+    write_text(host_root / layout.NVIDIA_SMI_Q, _fill(_smi_template(), gpus))
+    write_text(host_root / layout.RDMA_STATISTIC, _rdma_text(tuple((n.rdma_dev, n.vendor) for n in nics)))

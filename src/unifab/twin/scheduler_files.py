@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 
+from unifab import layout
 from unifab.parse.sched import hostlist
 from unifab.twin.cluster import GPUS_PER_HOST, Cluster
 from unifab.twin.files import write_text
@@ -39,6 +40,6 @@ def squeue_json(cluster: Cluster) -> str:
 
 
 def write_scheduler(cluster: Cluster, root: Path) -> None:
-    write_text(root / "scheduler" / "squeue.json", squeue_json(cluster))
+    write_text(root / layout.SCHEDULER / "squeue.json", squeue_json(cluster))
     for job in cluster.jobs:
-        write_text(root / "scheduler" / "env" / f"{job.job_id}.env", "".join(f"{k}={v}\n" for k, v in job.env.items()))
+        write_text(root / layout.JOB_ENV_DIR / f"{job.job_id}.env", "".join(f"{k}={v}\n" for k, v in job.env.items()))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from unifab import layout
 from unifab.parse.plan import cabling
 from unifab.twin.cluster import Cluster, TwinSwitch
 from unifab.twin.files import write_text
@@ -42,8 +43,8 @@ def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] |
         writer(cluster, switch, root / "switches" / switch.name)
         if progress:
             progress(1)
-    write_text(root / "plan" / "cabling.csv", cabling.dump(planned_cables(cluster)))
-    write_text(root / "fabric.yaml", intent_yaml())
+    write_text(root / layout.CABLING_CSV, cabling.dump(planned_cables(cluster)))
+    write_text(root / layout.INTENT, intent_yaml())
     write_scheduler(cluster, root)
 
 
