@@ -28,9 +28,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("intent",),
     ("sources",),
     ("collect",),
-    ("session", "fabric_plan", "report"),
+    ("session", "fabric_plan", "report", "health"),
     ("twin",),
     ("api",),
+    ("serve",),  # unifab serve: built on api (and the layers below), started by cli
     ("cli",),
     ("__main__",),
     ("",),  # the package root: re-exports unifab.api, lazily

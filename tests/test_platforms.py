@@ -30,10 +30,10 @@ def test_port_names_of_each_platform_are_valid_on_it() -> None:
 
 
 def test_unknown_os_names_the_device() -> None:
-    with pytest.raises(UnknownPlatformError, match="leaf9: unknown switch OS 'junos'"):
-        platform("junos", "leaf9")
+    with pytest.raises(UnknownPlatformError, match="leaf9: unknown switch OS 'dellos10'"):
+        platform("dellos10", "leaf9")
     with pytest.raises(UnknownPlatformError):
-        for_os("junos", "leaf9")
+        for_os("dellos10", "leaf9")
 
 
 def test_a_switch_of_unknown_os_gets_no_guessed_command() -> None:
@@ -43,7 +43,13 @@ def test_a_switch_of_unknown_os_gets_no_guessed_command() -> None:
 
 @pytest.mark.parametrize(
     ("os_name", "port"),
-    [("sonic", "Ethernet0;sudo reboot"), ("eos", "Ethernet1\nreload now"), ("nvue", "swp1$(id)"), ("ib", "3;ls")],
+    [
+        ("sonic", "Ethernet0;sudo reboot"),
+        ("eos", "Ethernet1\nreload now"),
+        ("nvue", "swp1$(id)"),
+        ("junos", "et-0/0/1\nrequest system reboot"),
+        ("ib", "3;ls"),
+    ],
 )
 def test_a_hostile_port_name_never_enters_a_command(os_name: str, port: str) -> None:
     cli = for_os(os_name, "sw1")

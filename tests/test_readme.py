@@ -4,7 +4,8 @@ Each tour command runs in a shell, in a temp directory, with this virtualenv's `
 Three commands reach outside this machine in the README; here they run against local stand-ins: NetBox is
 the recorded-reply server of ``tests/support/fake_netbox.py``, the inventory's switches are replaced by
 the test's private Redis holding a real SONiC CONFIG_DB sample (the README's own example inventory is
-validated separately), and ``--watch`` is stopped with Ctrl-C (SIGINT) once it says it is watching.
+validated separately); ``--watch`` is stopped with Ctrl-C (SIGINT) once it says it is watching, and
+``unifab serve`` once it answers ``/healthz`` on a free port.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,6 +119,28 @@ def _watch(command: str, cwd: Path) -> None:
         assert proc.wait(timeout=60) == 0
 
 
+def _serve(command: str, cwd: Path) -> None:
+    """Start the tour's ``unifab serve`` on a free port, wait until it answers, stop it with Ctrl-C."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = command.replace("--port 8080", f"--port {port}").split()
+    with subprocess.Popen(argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        deadline = time.monotonic() + 300
+        while True:
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "unifab serve did not answer /healthz"
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+
+
 def test_the_tour_runs_as_written(tmp_path: Path, private_redis_inventory: Path) -> None:
     commands = tour_commands()
     assert len(commands) >= 15
@@ -124,6 +150,9 @@ def test_the_tour_runs_as_written(tmp_path: Path, private_redis_inventory: Path)
         for command in commands:
             if command.endswith("--watch"):
                 _watch(command, tmp_path)
+                continue
+            if command.startswith("unifab serve --bundle"):
+                _serve(command, tmp_path)
                 continue
             run = _shrink(command).replace("https://netbox.example.net", netbox_url)
             if "--from-netbox" in run:

@@ -5,12 +5,13 @@ files ``unifab render --out`` writes) and the bundle files the device would repo
 (``after``: ``mlnx_qos`` text, ``ecn/`` sysfs, ``traffic_class``, rdma_cm TOS, niccli getqos, SONiC
 CONFIG_DB, EOS running-config, NVUE yaml), each made by the format's own renderer or applier.
 :func:`write_tree` writes a directory atomically: everything goes to a temporary sibling that is
-renamed into place, so a failure never leaves a half-written directory.
+swapped into place in one step, so a failure (even SIGKILL) never leaves a half-written directory.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import shutil
 import tempfile
@@ -383,10 +384,19 @@ def write_tree(target: Path, files: Iterator[tuple[str, str]], copy_from: Path |
     """Write ``files`` (over a copy of ``copy_from``) as directory ``target``, atomically.
 
     ``target`` may be new, empty, or an earlier output of this function (it holds :data:`OUTPUT_MARKER`);
-    anything else — a bundle, the current directory, someone's files — is refused with a :class:`UsageError`,
-    never deleted. The preview of a bundle may not be written into, over or above that bundle.
+    anything else — a bundle, someone's files — is refused with a :class:`UsageError`, never deleted, and so is
+    the current directory or a directory holding it. The preview of a bundle may not be written into, over or
+    above that bundle.
+
+    Everything is written into a staging directory beside ``target`` and then swapped in with one
+    ``renameat2(RENAME_EXCHANGE)`` where the kernel has it (Linux), so a process killed at any moment (even
+    SIGKILL) leaves ``target`` either as it was or complete, never a mix, never missing; elsewhere the old
+    directory is renamed aside and the new one renamed in, a window of two renames.
     """
     target = target.resolve()
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise UsageError(f"{target} is the current directory or holds it: give a new directory for the output")
     if target.exists():
         if not target.is_dir():
             raise UsageError(f"{target} exists and is not a directory")
@@ -414,9 +424,41 @@ def write_tree(target: Path, files: Iterator[tuple[str, str]], copy_from: Path |
             if rel.endswith(".sh"):
                 path.chmod(0o755)
         (stage / OUTPUT_MARKER).write_text("written by unifab render; unifab may replace this directory\n")
-        old = tmp / "old"
-        if target.exists():
-            target.rename(old)
-        stage.rename(target)
+        _swap_in(stage, target, tmp / "old")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); ``False`` where the system
+    cannot (no such call, or a filesystem without it), so the caller falls back to two renames."""
+    import ctypes
+    import ctypes.util
+    import os
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(stage: Path, target: Path, old: Path) -> None:
+    """``stage`` becomes ``target``; an earlier ``target`` ends at ``stage`` (exchanged) or ``old`` (renamed)."""
+    if not target.exists():
+        stage.rename(target)
+    elif not _exchange(stage, target):
+        target.rename(old)
+        stage.rename(target)

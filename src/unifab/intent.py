@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from unifab.errors import IntentError
+from unifab.errors import IntentError, YamlError, compose_yaml, construct_yaml
 from unifab.intent_presets import PRESETS
 from unifab.profile import EcnQueue, EtsWeight, QosProfile, WatchdogProfile
 
@@ -271,12 +271,11 @@ def load_intent(path: Path) -> Intent:
 
 def parse_intent(text: str, source: str = "fabric.yaml") -> Intent:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise IntentError(source, [f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+        node = compose_yaml(text, source)  # bounded: a recursive alias or an alias bomb is an error here
+        raw = None if node is None else construct_yaml(node, source)
+    except YamlError as exc:
+        where = f"{source}:{exc.line}" if exc.line is not None else source
+        raise IntentError(source, [f"{where}: not valid YAML: {exc.problem}"]) from None
     lines = _key_lines(node) if node is not None else {}
     if raw is None:
         raw = {}

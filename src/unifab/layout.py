@@ -14,6 +14,7 @@ __all__ = [
     "BUNDLE_DIRS",
     "CABLING_CSV",
     "COLLECT_JSON",
+    "COLLECT_MANIFEST",
     "DMESG",
     "ETHTOOL_A_DIR",
     "ETHTOOL_M_DIR",
@@ -25,6 +26,7 @@ __all__ = [
     "IBV_DEVINFO",
     "IB_DIR",
     "INTENT",
+    "IP_LINK",
     "JOB_ENV_DIR",
     "JOB_FILES",
     "LLDPCLI",
@@ -40,10 +42,13 @@ __all__ = [
     "RDMA_STATISTIC",
     "SCHEDULER",
     "SHOW_GIDS",
+    "STAGING_DIR",
     "SWITCHES",
     "SYS_IB",
     "SYS_MODULE",
     "SYS_NET",
+    "TELEMETRY_DIR",
+    "TELEMETRY_SUFFIX",
     "TOPOLOGY_DOT",
     "TRUTH",
     "UNAME",
@@ -63,6 +68,10 @@ JOB_FILES = ("squeue.json", "scontrol-show-job.txt", "squeue.txt", "pods.json") 
 JOB_ENV_DIR = "scheduler/env"  # <job id>.env: one rank's environment
 INTENT = "fabric.yaml"
 TRUTH = "truth.json"  # twin bundles only
+COLLECT_MANIFEST = "collect-manifest.json"  # unifab collect: per device its OS, when, ok/failed (+ why), stale
+STAGING_DIR = ".unifab-staging"  # unifab collect: devices being written, renamed into place when complete
+TELEMETRY_DIR = "telemetry"  # <device>.om: OpenMetrics counter samples with timestamps (docs/health.md)
+TELEMETRY_SUFFIX = ".om"
 BUNDLE_DIRS = (HOSTS, SWITCHES, PLAN_DIR, IB_DIR)  # a bundle has at least one of these
 WATCHED = (HOSTS, SWITCHES, PLAN_DIR, SCHEDULER, IB_DIR, INTENT)  # what a change to means a re-check
 
@@ -81,6 +90,7 @@ NCCL_TOPO = "cmd/nccl-topo.xml"
 DMESG = "cmd/dmesg.txt"
 UNAME = "cmd/uname-r.txt"
 LLDPCLI = "cmd/lldpcli.json"
+IP_LINK = "cmd/ip-d-link.txt"  # `ip -d link show`: every netdev's maxmtu
 MLNX_QOS_DIR = "cmd/mlnx_qos"  # <netdev>.txt
 BNXT_QOS_DIR = "cmd/bnxt-qos"  # <netdev>.txt
 ETHTOOL_S_DIR = "cmd/ethtool-S"  # <netdev>.txt

@@ -35,6 +35,7 @@ __all__ = [
     "QueueQos",
     "Severity",
     "Switch",
+    "SwitchBuffers",
     "Transceiver",
     "TransceiverLane",
     "host_id",
@@ -133,6 +134,12 @@ class NicQos:
     # the driver stack the reader found the QoS in, which decides the commands that change it: "mlnx_ofed"
     # (ecn/ sysfs tree), "mlx5_upstream" (debugfs cc_params, no ecn/ tree), "bnxt" (niccli + bnxt_re configfs)
     source: str | None = None
+    # who sizes the receive buffers (mlx5 PFCC buf_ownership / manual_buffer): "driver" (software-owned, after
+    # a `mlnx_qos --buffer_size` / `dcb buffer`), "firmware" (the boot default); None when not collected
+    buffer_owner: str | None = None
+    # who runs DCBX (mlnx_qos "DCBX mode:"): "os" (lldpad/the OS settings stand) or "fw" (the firmware negotiates
+    # with the switch, whose TLVs override OS-side mlnx_qos settings); None when not collected
+    dcbx: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +220,7 @@ class Nic:
     driver_version: str | None = None  # /sys/module/<driver>/version (MLNX_OFED, vendor drivers)
     pcie: PcieLink | None = None
     global_pause: tuple[bool, bool] | None = None  # 802.3x (rx, tx) from ethtool -a; None when not collected
+    max_mtu: int | None = None  # the netdev's max_mtu (`ip -d link` maxmtu); None when not collected
 
     @property
     def id(self) -> str:
@@ -274,6 +282,10 @@ class QueueQos:
     weight: int | None = None
     scheduler: str | None = None  # the switch's name for the scheduler profile
     ecn_configured: str | None = None  # thresholds as configured when their unit has no settled byte size
+    # SAI's ECN mark mode (SONiC WRED_PROFILE ecn): "ecn_none" | "ecn_green" | "ecn_yellow" | "ecn_red" |
+    # "ecn_green_yellow" | "ecn_green_red" | "ecn_yellow_red" | "ecn_all"; None when not collected or no profile
+    ecn_mode: str | None = None
+    wred_green_enable: bool | None = None  # WRED drops green (RoCE) packets; None when not configured/collected
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +344,19 @@ class Port:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchBuffers:
+    """A SONiC switch's buffer model and the switch-wide inputs of its headroom calculation (None: not collected)."""
+
+    model: str  # DEVICE_METADATA|localhost buffer_model: "traditional" | "dynamic"
+    lossless_mtu: int | None = None  # LOSSLESS_TRAFFIC_PATTERN mtu (dynamic model only)
+    small_packet_percentage: int | None = None  # LOSSLESS_TRAFFIC_PATTERN small_packet_percentage
+    over_subscribe_ratio: int | None = None  # DEFAULT_LOSSLESS_BUFFER_PARAMETER
+    lossless_pool_size: int | None = None  # BUFFER_POOL|ingress_lossless_pool size, bytes
+    lossless_pool_xoff: int | None = None  # its xoff: the shared headroom pool, bytes
+    model_source: str = "DEVICE_METADATA|localhost buffer_model"  # where ``model`` came from
+
+
+@dataclass(frozen=True, slots=True)
 class Switch:
     name: str
     os: str  # "sonic" | "eos" | "nvue"
@@ -340,6 +365,7 @@ class Switch:
     hwsku: str | None = None
     platform: str | None = None
     version: str | None = None
+    buffers: SwitchBuffers | None = None  # SONiC buffer model and headroom inputs
 
 
 @dataclass(frozen=True, slots=True)

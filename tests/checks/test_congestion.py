@@ -30,6 +30,7 @@ def test_ecn_thresholds_swapped_in_a_shared_profile_is_one_finding(make_fabric: 
     assert f.fix[0].commands == (
         "sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|ROCE_LOSSLESS' 'green_min_threshold' '150000' "
         "'green_max_threshold' '1500000'",
+        "sudo config save -y",
     )
 
 
@@ -48,7 +49,11 @@ def test_cnp_queue_not_strict(make_fabric: FabricFactory) -> None:
     [finding] = run_checks(fabric)
     assert finding.check == "QOS-CNP" and finding.severity is Severity.ERROR
     assert finding.evidence["a"]["cnp_dscp"] == 48 and finding.evidence["b"]["queue"] == 6
-    assert finding.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet16|6' 'scheduler' 'scheduler.1'",)
+    # the strict scheduler this switch's other ports use for queue 6
+    assert finding.fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet16|6' 'scheduler' 'scheduler.1'",
+        "sudo config save -y",
+    )
 
 
 def test_cnp_on_a_paused_class(make_fabric: FabricFactory) -> None:
@@ -65,3 +70,18 @@ def test_dcqcn_notification_point_off(make_fabric: FabricFactory) -> None:
 
 def test_unknown_dcqcn_state_is_not_a_finding(make_fabric: FabricFactory) -> None:
     assert run_checks(make_fabric(nic_qos={3: {"ecn_np_enabled": None, "ecn_rp_enabled": None}})) == []
+
+
+def test_equal_ecn_thresholds_get_a_fix_that_changes_them(make_fabric: FabricFactory) -> None:
+    """min == max: swapping the two would be a no-op; the fix writes usable thresholds."""
+    fabric = make_fabric(n=4)
+    for i in range(4):
+        queues = _queues(fabric, f"Ethernet{i * 8}")
+        queues[3] = replace(queues[3], ecn_min_bytes=500_000, ecn_max_bytes=500_000)
+    [finding] = run_checks(fabric)
+    assert finding.check == "QOS-ECN-THRESH"
+    assert finding.fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|ROCE_LOSSLESS' 'green_min_threshold' '150000' "
+        "'green_max_threshold' '1500000'",
+        "sudo config save -y",
+    )

@@ -27,13 +27,14 @@ def test_nic_shorter_than_the_planned_cable(make_fabric: FabricFactory) -> None:
 
 def test_switch_longer_than_the_planned_cable(make_fabric: FabricFactory) -> None:
     [finding] = run_checks(_with_plan(make_fabric(port_qos={2: {"cable_len_m": 40}}), 2.5))
-    # plan 2.5 m rounds up to 3 m, which the NIC has; the switch's 40 m wastes buffer
+    # plan 2.5 m rounds up to 3 m, which the NIC has; the switch's 40 m wastes buffer, and the fix writes the
+    # 5 m bucket, the shortest length traditional SONiC buffermgrd has a lossless profile for
     assert finding.severity is Severity.WARNING
     assert finding.fix == (
         replace(
             finding.fix[0],
             device="leaf1",
-            commands=("sonic-db-cli CONFIG_DB hset 'CABLE_LENGTH|AZURE' 'Ethernet16' '3m'",),
+            commands=("sonic-db-cli CONFIG_DB hset 'CABLE_LENGTH|AZURE' 'Ethernet16' '5m'", "sudo config save -y"),
         ),
     )
 

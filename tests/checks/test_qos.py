@@ -8,6 +8,20 @@ from unifab.checks.link import roce_active_mtu
 from unifab.checks.runner import run_checks
 from unifab.model import Fabric, Finding, QueueQos, Severity
 
+SAVE = "sudo config save -y"
+
+
+def drained(host: str, *commands: str) -> tuple[str, ...]:
+    """A link-flapping NIC fix: drain the node in Slurm, wait for its jobs, change, resume."""
+    return (
+        f"# a PFC change on eth0 toggles its link: drain {host} first (running jobs finish), change it, then resume it",
+        f"scontrol update nodename={host} state=drain reason='unifab: a PFC change on eth0 toggles its link'",
+        f"until sinfo -h -n {host} -o %T | grep -q '^drained'; do sleep 10; done",
+        *commands,
+        f"scontrol update nodename={host} state=resume",
+    )
+
+
 FabricFactory = Callable[..., Fabric]
 
 
@@ -26,14 +40,16 @@ def test_pfc_mismatch_nic_side(make_fabric: FabricFactory) -> None:
     assert f.severity is Severity.CRITICAL
     assert f.entities == ("link:gpu003:eth0--leaf1:Ethernet16",)
     assert f.evidence["a"]["pfc_enabled"] == [] and f.evidence["b"]["pfc_enabled"] == [3]
-    assert [(x.device, x.commands) for x in f.fix] == [("gpu003", ("mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0",))]
+    assert [(x.device, x.commands) for x in f.fix] == [
+        ("gpu003", drained("gpu003", "mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0"))
+    ]
 
 
 def test_pfc_mismatch_switch_side(make_fabric: FabricFactory) -> None:
     findings = _only(make_fabric(port_qos={5: {"pfc_enabled": frozenset({3, 4})}}), "QOS-PFC-MISMATCH")
     assert len(findings) == 1
     assert [(x.device, x.commands) for x in findings[0].fix] == [
-        ("leaf1", ("sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet40' 'pfc_enable' '3'",))
+        ("leaf1", ("sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet40' 'pfc_enable' '3'", SAVE))
     ]
 
 
@@ -46,7 +62,7 @@ def test_dscp_to_lossy_tc_on_switch(make_fabric: FabricFactory) -> None:
     assert "lossy" in f.message
     assert f.evidence["b"]["tc"] == 1 and f.evidence["a"]["priority"] == 3
     assert [x.device for x in f.fix] == ["leaf1"]
-    assert f.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|ROCE' '26' '3'",)
+    assert f.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|ROCE' '26' '3'", SAVE)
 
 
 def test_dscp_to_other_priority_on_nic(make_fabric: FabricFactory) -> None:
@@ -78,6 +94,7 @@ def test_ecn_off_on_switch_queue(
     assert [f.check for f in findings] == ["QOS-ECN-OFF"]
     assert findings[0].fix[0].commands == (
         "sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet8|3' 'wred_profile' 'ROCE_LOSSLESS'",
+        SAVE,
     )
 
 
@@ -92,7 +109,7 @@ def test_switch_mtu_below_nic(make_fabric: FabricFactory) -> None:
     findings = run_checks(make_fabric(port={3: {"mtu": 1500}}))
     assert [f.check for f in findings] == ["QOS-MTU"]
     assert findings[0].severity is Severity.CRITICAL
-    assert findings[0].fix[0].commands == ("sudo config interface mtu Ethernet24 9100",)
+    assert findings[0].fix[0].commands == ("sudo config interface mtu Ethernet24 9100", SAVE)
 
 
 def test_nic_mtu_below_fabric(make_fabric: FabricFactory) -> None:
@@ -136,7 +153,11 @@ def test_nic_trusting_pcp(make_fabric: FabricFactory) -> None:
 def test_switch_port_without_dscp_map(make_fabric: FabricFactory) -> None:
     [finding] = run_checks(make_fabric(port_qos={4: {"trust": None, "dscp_map_name": None, "dscp_to_tc": {}}}))
     assert finding.check == "QOS-TRUST"
-    assert finding.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet32' 'dscp_to_tc_map' 'ROCE'",)
+    # the map this switch's other ports use, not a fabric-wide name
+    assert finding.fix[0].commands == (
+        "sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet32' 'dscp_to_tc_map' 'ROCE'",
+        SAVE,
+    )
 
 
 def test_pfc_off_on_both_ends_is_lossy_roce(make_fabric: FabricFactory) -> None:
@@ -154,6 +175,7 @@ def test_pfc_watchdog_missing(make_fabric: FabricFactory) -> None:
         "sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet16' 'pfcwd_sw_enable' '3'",
         "sonic-db-cli CONFIG_DB hset 'PFC_WD|Ethernet16' 'action' 'drop' 'detection_time' '200' "
         "'restoration_time' '200'",
+        SAVE,
     )
 
 

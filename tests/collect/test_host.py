@@ -206,6 +206,7 @@ def test_broadcom_nic_qos_from_getqos_and_bnxt_re_configfs(tmp_path: Path) -> No
         "sys/kernel/config/rdma_cm/bnxt_re0/ports/1/default_roce_mode": "RoCE v2\n",
     }
     cc = {"cc_mode": "0x1", "cnp_dscp": "0x30", "cnp_prio": "0x6", "ecn_enable": "0x1", "roce_dscp": "0x1a"}
+    cc["ecn_marking"] = "0x1"  # DCQCN runs only with ECN-capable RoCE too (dcqcn_on)
     files |= {f"sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/{k}": v + "\n" for k, v in cc.items()}
     for rel, text in files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -244,3 +244,30 @@ def test_cli_collect_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert result.output.strip().splitlines() == [f"unifab: error: --root {tmp_path / 'none'} is not a directory"]
     help_text = runner.invoke(agent_app, ["collect", "--help"]).output
     assert "Example: unifab agent collect" in help_text
+
+
+CUMULUS_IP = "switch/nvue/cumulus-4.3.0_leaf01_vtysh_show_int_vrf_all__ip_-d_address_show.txt"
+
+
+def real_ip_d(samples: Path) -> str:
+    """The ``ip -d address show`` part of a real Cumulus capture (eth0: a virtio NIC, maxmtu 65535)."""
+    text = (samples / CUMULUS_IP).read_text()
+    return text[text.index("1: lo:") :]
+
+
+def test_ip_d_link_gives_each_nic_its_max_mtu(fake_root: Path, tmp_path: Path, samples: Path) -> None:
+    bin_dir = tmp_path / "ipbin"
+    bin_dir.mkdir()
+    (tmp_path / "ip-d.txt").write_text(real_ip_d(samples))
+    _tool(bin_dir, "mlnx_qos", f'cat "{samples}/host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt"')
+    _tool(bin_dir, "ip", f'[ "$*" = "-d link show" ] || exit 2\ncat "{tmp_path}/ip-d.txt"')
+    out = tmp_path / "bundle"
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"  # the stand-in ip shadows this machine's
+    report = collect_host(out, root=fake_root, run=SubprocessRunner(path), hostname=HOST)
+    assert "cmd/ip-d-link.txt" in report.files
+    assert "cmd/ip-d-link.txt" not in {m.path for m in report.missing}
+    fabric = load_bundle(out)
+    assert fabric.input_findings == [] or {f.check for f in fabric.input_findings} == {"INPUT-MISSING"}
+    nics = fabric.hosts[HOST].nics
+    assert nics["eth0"].max_mtu == 65535  # the capture's eth0
+    assert nics["eth3"].max_mtu is None  # not in the capture: not collected

@@ -37,13 +37,13 @@ leaf03:Ethernet6 -- leaf04:Ethernet6   9214/9214  0 / 0        dataLink (Port-Ch
   configured MTU; it is not compared with MTU (1500 vs 9236 would be a false mismatch).
 * Speed: vEOS reports ``bandwidth: 0`` on every Ethernet port (SuzieQ shows speed -1, unknown), so the
   model's speed is ``None`` on both ends and no speed mismatch can be claimed. No LINK-SPEED finding.
-* exit01:Ethernet4 -- dcedge01 xe-0/0/0 and exit02:Ethernet4 -- dcedge01 xe-0/0/1 (Junos, not
-  imported): EOS 1500 (L3) vs Junos physical 1514 (L2 = 1500 + 14-byte Ethernet header; the unit
-  ``xe-0/0/N.0`` carries inet MTU 1500) — no MTU mismatch; EOS speed unknown vs Junos 10 Gb/s — the
-  ``Speed mismatch`` SuzieQ's ``interface assert`` reports there is an artefact of vEOS's unknown
-  speed, not a real mismatch. The EOS reader names the Junos end by its LLDP port id ``516``/``517``
-  (subtype ``local``: the SNMP ifIndex; the name ``xe-0/0/0`` is in the port description); as
-  dcedge01 is not a switch of the bundle these two links are not switch↔switch and are not checked.
+* exit01:Ethernet4 -- dcedge01 xe-0/0/0 and exit02:Ethernet4 -- dcedge01 xe-0/0/1 (Junos, read by the
+  Junos reader): EOS 1500 (L3) vs Junos physical 1514 (L2 = 1500 + 14-byte Ethernet header, which the
+  reader takes off; the unit ``xe-0/0/N.0`` carries inet MTU 1500) — no MTU mismatch; EOS speed unknown vs
+  Junos 10 Gb/s — the ``Speed mismatch`` SuzieQ's ``interface assert`` reports there is an artefact of
+  vEOS's unknown speed, not a real mismatch. The EOS end sends the Junos port as LLDP port id
+  ``516``/``517`` (subtype ``local``: the SNMP ifIndex; the name ``xe-0/0/0`` is in the port
+  description, which the EOS reader takes); the Junos end sees ``Ethernet4``. Both are switch↔switch links.
 * Hosts: no EOS LLDP neighbor is a server (they run no lldpd), so there are no NIC links.
 
 So the hand-found set of link-level speed/MTU mismatches is EMPTY, and ``unifab check`` must report
@@ -73,8 +73,8 @@ from unifab.parse.switch import eos_config
 GATHER = "switch/eos/suzieq_gather_eos"
 GATHER_FILES = ("device.output", "interfaces.output", "lldp.output")
 EOS_HOSTS = ("exit01", "exit02", "leaf01", "leaf02", "leaf03", "leaf04", "spine01", "spine02")
+JUNOS_HOST = "dcedge01"  # vQFX: read by the Junos reader (ports and LLDP; no class-of-service)
 NOT_IMPORTED = [
-    "dcedge01 (junos-qfx): not imported",
     "firewall01 (linux): not imported",
     "server101 (linux): not imported",
     "server102 (linux): not imported",
@@ -128,8 +128,16 @@ def _port_mismatches(fabric: Fabric) -> set[tuple[str, str]]:
 
 
 def test_files_written_as_captured(samples: Path, bundle: Path) -> None:
-    """One eos/ directory per vEOS host; the eAPI replies equal the per-host extracts of the same capture."""
-    assert sorted(p.name for p in (bundle / "switches").iterdir()) == list(EOS_HOSTS)
+    """One eos/ directory per vEOS host, one junos/ for the vQFX; replies equal the per-host extracts."""
+    assert sorted(p.name for p in (bundle / "switches").iterdir()) == sorted([*EOS_HOSTS, JUNOS_HOST])
+    junos = bundle / "switches" / JUNOS_HOST / "junos"
+    assert sorted(p.name for p in junos.iterdir()) == ["show-interfaces.json", "show-lldp-neighbors-detail.json"]
+    for extract, written in (
+        ("show_interface", "show-interfaces.json"),
+        ("show_lldp_neighbors_detail", "show-lldp-neighbors-detail.json"),
+    ):
+        expected = (samples / f"switch/junos/junos-qfx-19.4R1.10_{JUNOS_HOST}_{extract}.json").read_bytes()
+        assert (junos / written).read_bytes() == expected
     for host in EOS_HOSTS:
         eos = bundle / "switches" / host / "eos"
         assert sorted(p.name for p in eos.iterdir()) == [
@@ -191,21 +199,26 @@ def test_reconstructed_running_config(bundle: Path) -> None:
 
 def test_capture_checks_match_hand_analysis(bundle: Path) -> None:
     fabric = load_bundle(bundle)
-    assert sorted(fabric.switches) == list(EOS_HOSTS)
-    assert {sw.version for sw in fabric.switches.values()} == {"4.23.5M"}
+    assert sorted(fabric.switches) == sorted([*EOS_HOSTS, JUNOS_HOST])
+    assert {sw.version for name, sw in fabric.switches.items() if name != JUNOS_HOST} == {"4.23.5M"}
+    qfx = fabric.switches[JUNOS_HOST]
+    assert qfx.os == "junos"
+    # the vQFX's front-panel ports: xe-0/0/0..11 at 10G, media MTU 1514 read as IP MTU 1500; QoS not read
+    assert sorted(qfx.ports, key=lambda n: int(n.rsplit("/", 1)[1])) == [f"xe-0/0/{i}" for i in range(12)]
+    assert {(p.mtu, p.speed_mbps, p.admin_status, p.qos) for p in qfx.ports.values()} == {(1500, 10_000, "up", None)}
     # (a) every EOS<->EOS LLDP link is in the fabric, and they are exactly its switch<->switch links
     link_ids = {lk.id for lk in fabric.links}
     expected = {_link_id(a, b) for a, b, _ in EOS_LINKS}
     assert len(expected) == 16
     assert expected <= link_ids
+    # the two exit<->dcedge01 links, seen from both ends (the EOS end names the Junos port by its description,
+    # not the ifIndex Junos sends as its port id; the Junos end sees the EOS interface name), are
+    # switch<->switch links too: MTU 1500 on both ends, speed unknown on the vEOS end
+    qfx_links = {"link:dcedge01:xe-0/0/0--exit01:Ethernet4", "link:dcedge01:xe-0/0/1--exit02:Ethernet4"}
+    assert link_ids - expected == qfx_links
+    assert all(lk.sources == {"lldp"} for lk in fabric.links if lk.id in qfx_links)
     ctx = CheckContext.build(fabric)
-    assert {pl.link.id for pl in ctx.port_links} == expected
-    # the two exit<->dcedge01 links are there (by the Junos interface name, not the ifIndex Junos sends
-    # as its port id), but dcedge01 is not a switch of the bundle
-    assert link_ids - expected == {
-        "link:dcedge01:xe-0/0/0--exit01:Ethernet4",
-        "link:dcedge01:xe-0/0/1--exit02:Ethernet4",
-    }
+    assert {pl.link.id for pl in ctx.port_links} == expected | qfx_links
     for a, b, mtu in EOS_LINKS:
         for end in (a, b):
             switch, port_name = end.split(":")
@@ -277,3 +290,21 @@ def test_bad_gather_raises(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     with pytest.raises(ParseError):
         reconstruct_running_config("sw1", [], "x")
+
+
+def test_a_junos_mtu_change_is_found_and_fixed_in_junos(bundle: Path) -> None:
+    """dcedge01 xe-0/0/0 at media MTU 1200 (IP 1186) against exit01's 1500: one QOS-MTU finding on that link,
+    fixed on the Junos end in Junos: the media MTU (1500 + 14) set and committed."""
+    path = bundle / "switches" / JUNOS_HOST / "junos" / "show-interfaces.json"
+    doc = json.loads(path.read_text())
+    [port] = [p for p in doc["interface-information"][0]["physical-interface"] if p["name"][0]["data"] == "xe-0/0/0"]
+    assert port["mtu"] == [{"data": "1514"}]
+    port["mtu"] = [{"data": "1200"}]
+    path.write_text(json.dumps(doc))
+    fabric = load_bundle(bundle)
+    assert fabric.switches[JUNOS_HOST].ports["xe-0/0/0"].mtu == 1186
+    [finding] = [f for f in run_checks(fabric) if f.check in {"LINK-SPEED", "QOS-MTU"}]
+    assert finding.entities == ("link:dcedge01:xe-0/0/0--exit01:Ethernet4",)
+    assert [(x.device, x.commands) for x in finding.fix] == [
+        (JUNOS_HOST, ("set interfaces xe-0/0/0 mtu 1514", "commit and-quit"))
+    ]

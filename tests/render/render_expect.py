@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from unifab.collect.switch_view import PortView
 from unifab.profile import PortSpec, QosProfile
-from unifab.qos.headroom import SPECTRUM_ASICS, guess_asic, qbb_xoff_bytes, sonic_mellanox_xoff
+from unifab.qos.headroom import (
+    SPECTRUM_ASICS,
+    guess_asic,
+    qbb_xoff_bytes,
+    sonic_cable_length_m,
+    sonic_mellanox_xoff,
+)
+from unifab.qos.pg_profile_tables import table_for
 
 EOS_ACTIONS = {"drop": "drop", "forward": "forward", "alert": "alert"}
 
@@ -56,6 +63,8 @@ def assert_port(view: PortView, profile: QosProfile, spec: PortSpec, device_os: 
             assert (view.pfcwd.action, view.pfcwd.restoration_ms) == (wd.action, wd.restoration_ms)
     if device_os == "eos":  # cable length and headroom are platform-managed on EOS
         assert (view.cable_length_m, view.headroom) == (None, {})
+    elif device_os == "sonic":  # traditional buffermgrd: the table's bucket the cable rounds up to
+        assert view.cable_length_m == sonic_cable_length_m(cable_of(profile, spec))
     else:
         assert view.cable_length_m == cable_of(profile, spec)
 
@@ -68,14 +77,23 @@ def assert_headroom(
     name = guess_asic(platform, hwsku)
     asics = [SPECTRUM_ASICS[name]] if name else list(SPECTRUM_ASICS.values())
     lanes = 8 if spec.speed_mbps >= 800_000 else 4
-    need = max(
-        sonic_mellanox_xoff(spec.speed_mbps, cable, profile.switch_mtu, a, shared_headroom_pool=False, lanes=lanes).xoff
-        for a in asics
-    )
+    table = table_for(hwsku) if name else None
+    row = table.row(spec.speed_mbps, cable) if table is not None else None
+    if row is not None:  # traditional buffermgrd copies the SKU's pg_profile_lookup.ini row, whatever the MTU
+        need = row.xoff
+        assert {(hr.xoff, hr.xon, hr.size) for hr in view.headroom.values()} == {(row.xoff, row.xon, row.size)}
+    else:
+        need = max(
+            sonic_mellanox_xoff(
+                spec.speed_mbps, cable, profile.switch_mtu, a, shared_headroom_pool=False, lanes=lanes
+            ).xoff
+            for a in asics
+        )
     assert set(view.headroom) == set(profile.lossless_priorities)
     for hr in view.headroom.values():
         assert hr.xoff is not None and hr.size is not None and hr.xon is not None
         assert not hr.dynamic
         assert hr.xoff >= need
-        assert hr.xoff >= qbb_xoff_bytes(spec.speed_mbps, cable, profile.switch_mtu)
+        if row is None:
+            assert hr.xoff >= qbb_xoff_bytes(spec.speed_mbps, cable, profile.switch_mtu)
         assert hr.size >= hr.xoff + hr.xon

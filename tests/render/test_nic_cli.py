@@ -120,7 +120,9 @@ def test_bnxt_commands() -> None:
     assert BNXT.dscp2prio(26, 3) == ("niccli -dev ens1f0np0 apptlv -add -app 3,5,26",)
     assert BNXT.dcqcn_enable(["roce_np", "roce_rp"], 3) == (
         "mkdir -p /sys/kernel/config/bnxt_re/bnxt_re0",
+        f"echo 0x1 > {CC}/ecn_marking",  # ECN-capable transport: else switches cannot mark RoCE
         f"echo 0x1 > {CC}/ecn_enable",
+        f"echo 0x1 > {CC}/cc_mode",  # DCQCN, as bnxt_setupcc.sh writes it
         f"echo 0x3 > {CC}/roce_prio",
         f"echo 0x1 > {CC}/apply",
     )
@@ -183,10 +185,11 @@ NIC_SCENARIOS = (
 )
 VARIANTS = {"bnxt": ("bnxt", "upstream"), "upstream": ("mlx5", "upstream"), "ofed": ("mlx5", "ofed")}
 VARIANTS["mixed"] = ("mixed", "mixed")
+DRAIN = {"#", "scontrol", "until"}  # a link-flapping fix drains the node in Slurm first and resumes it after
 TOOLS = {  # the first word of every NIC-side command of each dialect
-    "mlnx_ofed": {"mlnx_qos", "echo", "ip", "ethtool"},
-    "mlx5_upstream": {"dcb", "ip", "ethtool", "#", "mkdir", "echo"},
-    "bnxt": {"niccli", "mkdir", "echo", "ip", "ethtool", "#"},
+    "mlnx_ofed": {"mlnx_qos", "echo", "ip", "ethtool"} | DRAIN,
+    "mlx5_upstream": {"dcb", "ip", "ethtool", "#", "mkdir", "echo"} | DRAIN,
+    "bnxt": {"niccli", "mkdir", "echo", "ip", "ethtool", "#"} | DRAIN,
 }
 
 
@@ -298,6 +301,19 @@ if "--buffer_size" in sys.argv:
     + FAKE_MLNX_QOS
 )
 
+# Slurm: scontrol logs the drain/resume it is asked for; sinfo reports the drained node at once (no jobs)
+FAKE_SCONTROL = r"""
+import os, sys
+
+assert sys.argv[1:3] == ["update", sys.argv[2]] and sys.argv[2].startswith("nodename="), sys.argv
+assert sys.argv[3] in ("state=drain", "state=resume"), sys.argv
+with open(os.environ["UNIFAB_LOG"], "a") as log:
+    log.write("scontrol " + " ".join(sys.argv[1:4]) + "\n")
+"""
+FAKE_SINFO = r"""
+print("drained")
+"""
+
 FAKE_IP = r"""
 import os, sys
 from pathlib import Path
@@ -343,6 +359,7 @@ def _apply(tmp: Path, bundle: Path, fixes: list[tuple[Finding, Nic, tuple[str, .
     """Run every host's fix commands against its files; the fake tools log the calls that change something."""
     tmp.mkdir()
     fakes = {"niccli": FAKE_NICCLI, "ethtool": FAKE_ETHTOOL, "dcb": FAKE_DCB_KERNEL, "ip": FAKE_IP}
+    fakes |= {"scontrol": FAKE_SCONTROL, "sinfo": FAKE_SINFO}
     bin_dir = _bin(tmp, {**fakes, "mlnx_qos": FAKE_MLNX_QOS_BUFFERS})
     log = tmp / "calls.log"
     by_host: dict[str, list[str]] = {}
@@ -389,6 +406,9 @@ def test_applied_fixes_clear_the_nic_side_findings(twins: dict[str, Path], varia
     }[variant]
     for tool in tools:
         assert any(c.startswith(tool) for c in calls), (tool, calls)
+    # every link-flapping change ran between a drain and a resume of its node
+    drains = [c for c in calls if c.startswith("scontrol") and c.endswith("state=drain")]
+    assert drains and len(drains) == len([c for c in calls if c.endswith("state=resume")])
     nic_only = {(f.check, f.entities) for f in before if all(x.device in fabric.hosts for x in f.fix)}
     assert nic_only, "the twin has no finding that only a NIC fix resolves"
     assert not nic_only & {(f.check, f.entities) for f in after}

@@ -41,24 +41,25 @@ def test_ports_of_several_speeds_and_cables_read_back_as_the_profile(asic: dict[
     for spec in ports:
         assert_port(view.ports[spec.name], ROCE, spec, "sonic")
         assert_headroom(view.ports[spec.name], ROCE, spec, asic["hwsku"], asic["platform"])
-    lengths = {"Ethernet0": "1m", "Ethernet8": "3m", "Ethernet16": "30m", "Ethernet24": "100m"}
+    # 1, 3, 30 and 100 m cables: traditional buffermgrd knows only its table's buckets, so each port gets the
+    # bucket its cable rounds up to (the shipped SN5600 table's, or the buckets every Mellanox table has)
+    lengths = {"Ethernet0": "5m", "Ethernet8": "5m", "Ethernet16": "40m", "Ethernet24": "300m"}
     assert db["CABLE_LENGTH"]["AZURE"] == lengths
-    # one static profile per speed and cable, named as buildimage names them
-    assert db["BUFFER_PG"]["Ethernet24|3"] == {"profile": "pg_lossless_800000_100m_profile"}
-    assert db["BUFFER_PROFILE"]["pg_lossless_800000_100m_profile"]["pool"] == "ingress_lossless_pool"
+    # one static profile per speed and cable bucket, named as buildimage names them
+    assert db["BUFFER_PG"]["Ethernet24|3"] == {"profile": "pg_lossless_800000_300m_profile"}
+    assert db["BUFFER_PROFILE"]["pg_lossless_800000_300m_profile"]["pool"] == "ingress_lossless_pool"
 
 
-def test_sn5600_headroom_matches_the_formula_check_uses() -> None:
-    """400G over 3 m on Spectrum-4, lossless MTU 1024, small packets 50 %, no shared pool, 4 lanes."""
+def test_sn5600_headroom_is_the_skus_pg_profile_lookup_row(samples: Path) -> None:
+    """400G over 3 m on an ACS-SN5600 (traditional buffer model): buffermgrd's row for 400G and the 5 m bucket,
+    read here from the real ``pg_profile_lookup.ini`` (what QOS-HEADROOM requires too)."""
+    table = (samples / "switch/sonic/sonic_mellanox_sn5600_pg_profile_lookup.ini").read_text(encoding="utf-8")
+    row = next(line.split() for line in table.splitlines() if line.split()[:2] == ["400000", "5m"])
+    size, xon, xoff, dynamic_th = row[2:6]
     db = render_config_db([PortSpec("Ethernet0", 400_000, "host", 3)], ROCE, **SN5600)
-    profile = db["BUFFER_PROFILE"]["pg_lossless_400000_3m_profile"]
-    assert profile == {
-        "dynamic_th": "0",
-        "pool": "ingress_lossless_pool",
-        "size": "115712",
-        "xoff": "96256",
-        "xon": "19456",
-    }
+    profile = db["BUFFER_PROFILE"]["pg_lossless_400000_5m_profile"]  # the 5 m bucket, as buffermgrd names it
+    assert (profile["size"], profile["xon"], profile["xoff"], profile["dynamic_th"]) == (size, xon, xoff, dynamic_th)
+    assert profile["pool"] == "ingress_lossless_pool"
 
 
 def test_layout_follows_the_reference() -> None:
@@ -175,10 +176,10 @@ def _broken(change: str) -> dict[str, Any]:
         ("db['PFC_WD']['Ethernet0']['action'] = 'reboot'", "action must be drop, forward or alert"),
         ("db['CABLE_LENGTH']['AZURE']['Ethernet0'] = '5 metres'", "cable length of Ethernet0 must look like '40m'"),
         ("db['PORT']['Ethernet0']['mtu'] = '9300'", "mtu 9300 is outside 68..9216"),
-        ("db['BUFFER_PROFILE']['pg_lossless_400000_3m_profile']['pool'] = 'mine'", "pool 'mine' is not a standard"),
+        ("db['BUFFER_PROFILE']['pg_lossless_400000_5m_profile']['pool'] = 'mine'", "pool 'mine' is not a standard"),
         ("db['BUFFER_POOL'] = {'x': {'type': 'egress'}}", "'ingress_lossless_pool' names no BUFFER_POOL"),
-        ("db['BUFFER_PROFILE']['pg_lossless_400000_3m_profile']['dynamic_th'] = '9'", "dynamic_th 9 is outside -8..7"),
-        ("db['BUFFER_PROFILE']['pg_lossless_400000_3m_profile']['xoff'] = '-1'", "xoff must be an integer"),
+        ("db['BUFFER_PROFILE']['pg_lossless_400000_5m_profile']['dynamic_th'] = '9'", "dynamic_th 9 is outside -8..7"),
+        ("db['BUFFER_PROFILE']['pg_lossless_400000_5m_profile']['xoff'] = '-1'", "xoff must be an integer"),
     ],
 )
 def test_each_rule_catches_a_broken_db(change: str, message: str) -> None:
@@ -306,7 +307,7 @@ def test_a_current_db_of_the_wrong_shape_is_a_parse_error(current: Any, where: s
 def test_cable_lengths_go_into_the_devices_own_entry() -> None:
     current = {"CABLE_LENGTH": {"T0": {"Ethernet0": "300m", "Ethernet4": "5m"}}}
     after = _patched(current, render_config_db([PortSpec("Ethernet0", 400_000, "host", 2)], ROCE))
-    assert after["CABLE_LENGTH"] == {"T0": {"Ethernet0": "2m", "Ethernet4": "5m"}}
+    assert after["CABLE_LENGTH"] == {"T0": {"Ethernet0": "5m", "Ethernet4": "5m"}}  # 2 m: the 5 m bucket
 
 
 # --- property ------------------------------------------------------------------------------------------

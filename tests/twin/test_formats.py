@@ -14,6 +14,7 @@ from unifab.parse.host import (
     hw_counters,
     ibdev2netdev,
     ibv_devinfo,
+    ip_link,
     lldpcli,
     lspci,
     mlnx_qos,
@@ -90,6 +91,9 @@ def parse_every_file(root: Path) -> dict[str, int]:
             kind, _ = "intent", parse_intent(text, rel)
         elif "/cmd/ethtool-a/" in rel:
             kind, _ = "ethtool-a", ethtool_pause.parse(text, rel)
+        elif rel.endswith("cmd/ip-d-link.txt"):
+            kind, links = "ip-link", ip_link.parse(text, rel)
+            assert set(ip_link.max_mtus(text, rel).values()) <= {9978, 9500} and len(links) > 1
         elif "/cmd/ethtool-m/" in rel:
             kind, _ = "ethtool-m", ethtool_module.parse(text, rel)
         elif rel.endswith("cmd/dmesg.txt"):

@@ -15,6 +15,7 @@ from unifab.parse.host import (
     hw_counters,
     ibdev2netdev,
     ibv_devinfo,
+    ip_link,
     lldpcli,
     mlnx_qos,
     nccl_topo,
@@ -37,6 +38,7 @@ def _kind(rel: str) -> str:
         (r"cmd/mlnx_qos/[^/]+\.txt", "mlnx_qos"),
         (r"cmd/ethtool-S/[^/]+\.txt", "ethtool-S"),
         (r"cmd/ethtool-a/[^/]+\.txt", "ethtool-a"),
+        (r"cmd/ip-d-link\.txt", "ip-link"),
         (r"cmd/ethtool-m/[^/]+\.txt", "ethtool-m"),
         (r"cmd/dmesg\.txt", "xid"),
         (r"cmd/lldpcli\.json", "lldpcli"),
@@ -104,6 +106,9 @@ def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int
     netdev_of = {r.rdma_dev: r.netdev for r in rows}
     assert len(netdev_of) == 8
     mtu = {rel.split("/")[3]: int(text) for rel, text in files["mtu"].items()}
+    (ip_text,) = files["ip-link"].values()
+    assert {i.name: i.mtu for i in ip_link.parse(ip_text, host) if i.name != "lo"} == mtu
+    assert set(ip_link.max_mtus(ip_text, host)) == set(mtu)  # every RDMA netdev has its maxmtu
     pfc = {
         rel.split("/")[2].removesuffix(".txt"): set(mlnx_qos.parse(text, rel).pfc_enabled)
         for rel, text in files["mlnx_qos"].items()

@@ -7,7 +7,7 @@ cross the fabric quickly, in a strict-priority queue that PFC does not pause (QO
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from unifab.checks.context import CheckContext
 from unifab.checks.findings import SwitchWide, link_finding
@@ -15,12 +15,26 @@ from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, QueueQos, Severity
 from unifab.render.nic_cli import NicFixes
 
-__all__ = ["CHECKS", "NO_CC", "check_cnp", "check_dcqcn_off", "check_ecn_off", "check_ecn_thresh"]
+__all__ = [
+    "CHECKS",
+    "GREEN_MARK_MODES",
+    "NO_CC",
+    "NVIDIA_ECN",
+    "check_cnp",
+    "check_dcqcn_off",
+    "check_ecn_color",
+    "check_ecn_off",
+    "check_ecn_thresh",
+    "check_wred_green_drop",
+]
 
 NO_CC = (
     "without ECN marks and CNPs DCQCN never slows senders down, so congestion is handled by PFC alone: "
     "pause storms, head-of-line blocking and victim flows"
 )
+
+
+NVIDIA_ECN = (150_000, 1_500_000)  # NVIDIA's RoCE default (NVUE RoCE mode, bytes)
 
 
 def _queue_evidence(index: int, queue: QueueQos | None) -> dict[str, object]:
@@ -50,8 +64,8 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
     tc = base.switch_roce_tc
     if tc is None:
         return
-    profile = base.roce_wred_profile or "AZURE_LOSSLESS"
-    thresholds = base.roce_ecn_thresholds or (150_000, 1_500_000)  # NVIDIA's RoCE default
+    usable = base.roce_ecn_thresholds is not None and base.roce_ecn_thresholds[0] < base.roce_ecn_thresholds[1]
+    thresholds = base.roce_ecn_thresholds if usable and base.roce_ecn_thresholds else NVIDIA_ECN
     for lk in ctx.nic_links:
         if lk.port.qos is None or lk.nic.qos is None:
             continue
@@ -65,7 +79,7 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
             f"{lk.port.endpoint} does not ECN-mark RoCE queue {index} toward {lk.nic.endpoint}",
             {"roce_priority": base.nic_roce_prio},
             {"tc": tc, **_queue_evidence(index, queue)},
-            [Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_ecn(lk.port.name, index, profile, *thresholds))],
+            [Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_ecn(lk.port.name, index, *thresholds))],
             NO_CC,
         )
     for pl in ctx.port_links:
@@ -87,7 +101,7 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
                 "b": {"device": pl.b.switch, "port": pl.b.id, "tc": tc, **_queue_evidence(b_index, b_queue)},
             },
             fix=tuple(
-                Fix(port.switch, ctx.cli(port.switch).queue_ecn(port.name, index, profile, *thresholds))
+                Fix(port.switch, ctx.cli(port.switch).queue_ecn(port.name, index, *thresholds))
                 for port, index in silent
             ),
             impact={"summary": NO_CC, **ctx.path_impact(pl)},
@@ -121,7 +135,7 @@ def check_ecn_thresh(ctx: CheckContext) -> Iterator[Finding]:
         cli = ctx.cli(lk.port.switch)
         if queue.wred_profile and low is not None and high is not None and low >= high:
             fixes.append(
-                Fix(lk.port.switch, cli.ecn_thresholds(queue.wred_profile, index, min(low, high), max(low, high)))
+                Fix(lk.port.switch, cli.ecn_thresholds(queue.wred_profile, index, *_thresholds(ctx, low, high)))
             )
         elif queue.wred_profile:
             fixes.append(Fix(lk.port.switch, cli.ecn_probability(queue.wred_profile, index, 100)))
@@ -142,6 +156,129 @@ def check_ecn_thresh(ctx: CheckContext) -> Iterator[Finding]:
         else:
             yield finding
     yield from shared.findings()
+
+
+def _thresholds(ctx: CheckContext, low: int, high: int) -> tuple[int, int]:
+    """Usable (min, max) for a queue configured with min >= max: the fabric's (the intent's, else most RoCE
+    queues') when usable, else the two swapped, else (min == max, where a swap changes nothing) NVIDIA's."""
+    fabric = ctx.baseline.roce_ecn_thresholds
+    if fabric is not None and fabric[0] < fabric[1]:
+        return fabric
+    if low > high:
+        return high, low
+    return NVIDIA_ECN if low < NVIDIA_ECN[1] else (low, 2 * low)
+
+
+# SAI's ECN mark modes that mark green packets: RoCE traffic is green (no policer colours it)
+GREEN_MARK_MODES = frozenset({"ecn_green", "ecn_green_yellow", "ecn_green_red", "ecn_all"})
+ECN_ALL = "ecn_all"
+
+
+def _roce_egress(ctx: CheckContext, tc: int) -> Iterator[tuple[Port, int, QueueQos, str]]:
+    """Every egress port of every link tier (toward NICs, on switch links) once, with its RoCE queue and link."""
+    seen: set[str] = set()
+    ports = [(lk.port, lk.link.id) for lk in ctx.nic_links]
+    ports += [(port, pl.link.id) for pl in ctx.port_links for port in (pl.a, pl.b)]
+    for port, link in ports:
+        if port.qos is None or port.id in seen:
+            continue
+        seen.add(port.id)
+        index, queue = _roce_queue(port, tc)
+        if queue is not None:
+            yield port, index, queue, link
+
+
+def _by_profile(
+    ctx: CheckContext, tc: int, wanted: Callable[[Port, QueueQos], bool]
+) -> dict[tuple[str, str], list[tuple[Port, int, QueueQos, str]]]:
+    """The RoCE queues ``wanted`` picks, grouped by the switch's WRED profile they share."""
+    groups: dict[tuple[str, str], list[tuple[Port, int, QueueQos, str]]] = {}
+    for port, index, queue, link in _roce_egress(ctx, tc):
+        if queue.wred_profile is not None and queue.ecn_mode is not None and wanted(port, queue):
+            groups.setdefault((port.switch, queue.wred_profile), []).append((port, index, queue, link))
+    return groups
+
+
+def _profile_finding(
+    ctx: CheckContext,
+    check: str,
+    switch: str,
+    profile: str,
+    group: list[tuple[Port, int, QueueQos, str]],
+    message: str,
+    impact: str,
+) -> Finding:
+    _, index, queue, _ = group[0]
+    links = sorted({link for *_, link in group})
+    return Finding(
+        check=check,
+        severity=Severity.ERROR,
+        subject={"kind": "switch", "id": f"switch:{switch}", "config": f"WRED_PROFILE|{profile}"},
+        message=f"{message}; {len(links)} links depend on it",
+        evidence={
+            "b": {
+                "device": switch,
+                "tc": ctx.baseline.switch_roce_tc,
+                "wred_profile": profile,
+                "ecn_mode": queue.ecn_mode,
+                "wred_green_enable": queue.wred_green_enable,
+                "ports": sorted({f"{port.name} (queue {i})" for port, i, _, _ in group}),
+            },
+            "links": links,
+        },
+        fix=(Fix(switch, ctx.cli(switch).ecn_mark_mode(profile, index, ECN_ALL)),),
+        impact={"summary": impact, "links": len(links)},
+        entities=tuple(links),
+    )
+
+
+def check_ecn_color(ctx: CheckContext) -> Iterator[Finding]:
+    """The RoCE queue's ECN mark mode must include green: RoCE packets are green, yellow/red-only marking
+    never marks them (SAI ``ecn_mark_mode``; SONiC WRED_PROFILE ``ecn``)."""
+    tc = ctx.baseline.switch_roce_tc
+    if tc is None:
+        return
+
+    def colour_only(_port: Port, q: QueueQos) -> bool:
+        return q.ecn_enabled and q.ecn_mode not in GREEN_MARK_MODES
+
+    for (switch, profile), group in _by_profile(ctx, tc, colour_only).items():
+        mode = group[0][2].ecn_mode
+        yield _profile_finding(
+            ctx,
+            "QOS-ECN-COLOR",
+            switch,
+            profile,
+            group,
+            f"{switch} WRED_PROFILE|{profile} marks ECN only on {mode}, not on green (RoCE) packets",
+            f"the queue looks ECN-enabled but never marks RoCE traffic: {NO_CC}",
+        )
+
+
+def check_wred_green_drop(ctx: CheckContext) -> Iterator[Finding]:
+    """A lossless RoCE queue must not WRED-drop green packets: ``wred_green_enable`` without green ECN
+    marking drops RoCE packets instead of marking them, on a queue PFC means to keep lossless."""
+    tc = ctx.baseline.switch_roce_tc
+    if tc is None:
+        return
+
+    def drops(port: Port, q: QueueQos) -> bool:
+        lossless = port.qos is not None and tc in port.qos.pfc_enabled
+        return lossless and q.wred_green_enable is True and q.ecn_mode not in GREEN_MARK_MODES
+
+    for (switch, profile), group in _by_profile(ctx, tc, drops).items():
+        mode = group[0][2].ecn_mode
+        yield _profile_finding(
+            ctx,
+            "QOS-WRED-DROP",
+            switch,
+            profile,
+            group,
+            f"{switch} WRED_PROFILE|{profile} WRED-drops green packets on lossless RoCE queues (wred_green_enable "
+            f"true, ECN {mode} does not mark green)",
+            "RoCE packets are dropped at the WRED thresholds on a lossless queue: go-back-N retransmissions, "
+            "throughput collapse and timeouts that PFC was configured to prevent",
+        )
 
 
 def check_dcqcn_off(ctx: CheckContext) -> Iterator[Finding]:
@@ -198,10 +335,8 @@ def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
         if paused:
             problems.append(f"TC {tc} is PFC-paused")
         fixes = []
-        if not strict and index is not None and (base.cnp_scheduler or ctx.os_of(lk.port.switch) != "sonic"):
-            fixes.append(
-                Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_strict(lk.port.name, index, base.cnp_scheduler))
-            )
+        if not strict and index is not None:
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_strict(lk.port.name, index)))
         yield link_finding(
             "QOS-CNP",
             Severity.ERROR,
@@ -220,29 +355,50 @@ CHECKS = (
         "QOS-ECN-OFF",
         "The switch does not ECN-mark the RoCE queue toward a NIC",
         "Without ECN, DCQCN cannot throttle senders; congestion turns into PFC storms and victim flows.",
-        "Attach the ECN WRED profile to the RoCE queue (QUEUE|<port>|<q> wred_profile on SONiC).",
+        "Attach an ECN profile of THAT switch to the RoCE queue (QUEUE|<port>|<q> wred_profile on SONiC, the "
+        "port's congestion-control profile on NVUE), creating it first when the switch has none; EOS sets "
+        "random-detect ecn on the interface's tx-queue.",
         check_ecn_off,
     ),
     CheckSpec(
         "QOS-ECN-THRESH",
         "ECN thresholds on the RoCE queue are unusable (min ≥ max, or zero marking probability)",
         "Marks come too late or never; DCQCN cannot keep queues short and PFC pauses grow.",
-        "Set min < max thresholds in bytes and a non-zero marking probability in the WRED profile.",
+        "Set min < max thresholds in bytes (the fabric's, else swapped, else NVIDIA's 150000/1500000 when "
+        "min == max) and a non-zero marking probability in the WRED profile.",
         check_ecn_thresh,
+    ),
+    CheckSpec(
+        "QOS-ECN-COLOR",
+        "The RoCE queue's ECN profile marks only yellow/red packets, never green (RoCE) ones",
+        "SAI marks only the colours its ecn mark mode names; RoCE traffic is green, so DCQCN never sees a mark.",
+        "Set that switch's own WRED profile to mark every colour (SONiC WRED_PROFILE|<profile> ecn ecn_all); "
+        "covers every link tier (toward NICs and on switch links).",
+        check_ecn_color,
+    ),
+    CheckSpec(
+        "QOS-WRED-DROP",
+        "WRED drops green packets on a lossless RoCE queue (wred_green_enable without green ECN marking)",
+        "Packets past the WRED thresholds are dropped instead of marked, on the queue PFC keeps lossless.",
+        "Make the profile mark green instead of dropping (SONiC WRED_PROFILE|<profile> ecn ecn_all on that "
+        "switch's own profile); covers every link tier.",
+        check_wred_green_drop,
     ),
     CheckSpec(
         "QOS-DCQCN-OFF",
         "DCQCN notification or reaction point is off on a NIC for the RoCE priority",
         "The NIC never sends CNPs for marked packets, or never slows down on the CNPs it receives.",
         "echo 1 > /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio> (MLNX_OFED), bnxt_re configfs "
-        "cc/ecn_enable then cc/apply (Broadcom), or the firmware ROCE_CC_PRIO_MASK (upstream mlx5).",
+        "cc/ecn_marking, cc/ecn_enable and cc/cc_mode then cc/apply (Broadcom, as bnxt_setupcc.sh), or the "
+        "firmware ROCE_CC_PRIO_MASK (upstream mlx5).",
         check_dcqcn_off,
     ),
     CheckSpec(
         "QOS-CNP",
         "CNPs are not in a strict-priority queue, or ride a PFC-paused class",
         "Congestion notifications wait behind the data they are about, so rate control reacts late.",
-        "Map the CNP DSCP to a strict-priority, non-PFC queue (QUEUE scheduler on SONiC).",
+        "Map the CNP DSCP to a strict-priority, non-PFC queue: the strict scheduler THAT switch uses (created "
+        "first when it has none) on SONiC, the port bound to a strict egress-scheduler profile on NVUE.",
         check_cnp,
     ),
 )

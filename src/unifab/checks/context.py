@@ -117,8 +117,9 @@ class CheckContext:
         return found.os if found is not None else None
 
     def cli(self, switch: str) -> SwitchCli:
-        """The fix-command dialect of a switch, by its platform."""
-        return for_os(self.os_of(switch), switch)
+        """The fix-command dialect of a switch, by its platform, bound to the switch's own objects (the names
+        its maps, profiles and schedulers have on THAT switch, never the fabric's majority)."""
+        return for_os(self.os_of(switch), switch, self.fabric.switches.get(switch))
 
     def path_impact(self, pl: PortLink) -> dict[str, object]:
         """Who a bad switch↔switch link hurts: the hosts behind its leaf end and its share of their ECMP paths."""
@@ -169,8 +170,9 @@ def fabric_baseline(fabric: Fabric, links: tuple[NicLink, ...]) -> Baseline:
 
 
 def intent_baseline(profile: QosProfile, found: Baseline) -> Baseline:
-    """``profile`` as the baseline: every value the intent states replaces the majority's; names the
-    intent leaves to each OS (WRED profile, DSCP map, CNP scheduler) stay the majority's."""
+    """``profile`` as the baseline: every value the intent states replaces the majority's. The names of
+    objects (WRED profile, DSCP map, CNP scheduler) stay the majority's for the record; fixes never use them:
+    each switch's dialect names its own (:meth:`CheckContext.cli`)."""
     roce_ecn = next((e for e in profile.ecn if e.queue == profile.roce_queue), None)
     wd = profile.pfcwd
     return replace(

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
-from unifab.checks.context import NicLink, PortLink
+from unifab.checks.context import CheckContext, NicLink, PortLink
 from unifab.model import Finding, Fix, Port, Severity
+from unifab.render.nic_cli import dcbx_of
+from unifab.render.switch_cli import finish
 
 __all__ = [
     "NIC_KEYS",
     "PORT_KEYS",
     "SwitchWide",
+    "finish_fixes",
     "link_finding",
     "merge_switch_wide",
     "port_link_finding",
@@ -39,13 +43,19 @@ def link_finding(
         subject={"kind": "link", "a": str(nic.endpoint), "b": str(port.endpoint)},
         message=message,
         evidence={
-            "a": {"device": nic.host, "nic": nic.id, "netdev": nic.netdev, **nic_evidence},
+            "a": {"device": nic.host, "nic": nic.id, "netdev": nic.netdev, **_dcbx(nic.qos, nic), **nic_evidence},
             "b": {"device": port.switch, "port": port.id, **port_evidence},
         },
         fix=tuple(fixes),
         impact={"summary": impact},
         entities=(lk.link.id,),
     )
+
+
+def _dcbx(qos: object, nic: Any) -> dict[str, Any]:
+    """The NIC's DCBX mode when collected: with "fw" the switch's TLVs override the OS-side settings."""
+    mode = dcbx_of(nic) if qos is not None else None
+    return {} if mode is None else {"dcbx": mode}
 
 
 def merge_switch_wide(switch: str, config: str, message: str, group: list[Finding]) -> Finding:
@@ -118,3 +128,14 @@ def port_link_finding(
 def sides_to_fix(pl: PortLink, a_value: Any, b_value: Any, fabric_value: Any) -> list[Port]:
     """The end(s) of a switch link that differ from the fabric's value (both when it is unknown)."""
     return [port for port, value in ((pl.a, a_value), (pl.b, b_value)) if fabric_value is None or value != fabric_value]
+
+
+def finish_fixes(ctx: CheckContext, finding: Finding) -> Finding:
+    """``finding`` with every switch fix group closed by its platform's save step (``config save -y``,
+    ``end`` + ``write memory``, ``nv config apply -y`` + ``nv config save``); the dialects already close
+    theirs, this also closes groups a check wrote by hand. Verify-only groups stay as they are."""
+    fixes = tuple(
+        Fix(fx.device, finish(ctx.os_of(fx.device), fx.commands)) if fx.device in ctx.fabric.switches else fx
+        for fx in finding.fix
+    )
+    return finding if fixes == finding.fix else replace(finding, fix=fixes)

@@ -1,8 +1,13 @@
 """``QOS-HEADROOM``: is every lossless buffer big enough for the speed, cable length and MTU it serves?
 
-:func:`check_headroom` applies the formulas of :mod:`unifab.qos.headroom` (the mlx5 driver's NIC rule,
-SONiC's Mellanox switch formula, the 802.1Qbb lower bound where the ASIC is not known) to both ends of
-every NIC↔switch link, and names the inputs and the formula it used in the evidence.
+:func:`check_headroom` judges both ends of every NIC↔switch link and names the buffer model, the table
+row or formula inputs it used in the evidence:
+
+* SONiC on Spectrum, by buffer model (:func:`unifab.qos.headroom.sonic_requirement`): a traditional
+  switch's static profile against its HwSKU's ``pg_profile_lookup.ini`` row (cable rounded up to the
+  table's bucket), else the Lua at small-packet 100 %; a dynamic switch's static profiles against the Lua
+  with its ``LOSSLESS_TRAFFIC_PATTERN`` (100 % when not collected). Other ASICs: the 802.1Qbb lower bound.
+* mlx5 NICs: each lossless receive buffer the driver owns against ``xoff + max_mtu + cell``.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ from typing import Any
 
 from unifab.checks.context import CheckContext, NicLink
 from unifab.checks.registry import CheckSpec
-from unifab.model import Finding, Fix, Headroom, Port, Severity, Switch
+from unifab.model import Finding, Fix, Headroom, Nic, Port, Severity, Switch
 from unifab.qos.headroom import (
+    COMMON_CABLE_BUCKETS_M,
     MLX5_CELL_BYTES,
+    MLX5_CONNECTX_MAX_MTU,
     MLX5_DEFAULT_CABLE_LEN_M,
     MLX5_MIN_MAX_MTU,
+    SONIC_DEFAULT_LOSSLESS_MTU,
     SPECTRUM_ASICS,
     AsicParams,
     ceil1k,
@@ -28,6 +36,7 @@ from unifab.qos.headroom import (
     mlx5_xoff_bytes,
     qbb_xoff_bytes,
     sonic_mellanox_xoff,
+    sonic_requirement,
 )
 from unifab.render import sonic
 from unifab.render.nic_cli import NicFixes
@@ -41,17 +50,19 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # The check
 
-XOFF_TOLERANCE_BYTES = 1024  # static tables run up to 1 KB off the formula (reference switch-qos §1.4)
+XOFF_TOLERANCE_BYTES = 1024  # the Lua runs up to 1 KB off the static tables (reference switch-qos §1.4)
 SONIC_DEFAULT_PORT_MTU = 9100
 SWITCH_DEFAULT_CABLE_M = 5  # assumed when neither CABLE_LENGTH nor the plan gives the port's cable
-# LOSSLESS_TRAFFIC_PATTERN is not in the model: assume the sonic-buildimage template (buffers_config.j2)
-# defaults. spp 50 is the smaller, current-default requirement, so static profiles built with 100 pass too.
-CHECK_LOSSLESS_MTU = 1024
-CHECK_SMALL_PACKET_PERCENTAGE = 50
+# The grading floor: the Lua at the template's small-packet 50 % (buffers_config.j2 since Dec 2024). Below it a
+# profile is short by any reading (ERROR); between it and the requirement it is short of the vendor's value
+# (WARNING), unless the switch's own LOSSLESS_TRAFFIC_PATTERN was collected (reference review Q1).
+FLOOR_SMALL_PACKET_PERCENTAGE = 50
 SONIC_CABLE_LENGTH_TABLE = "AZURE"  # the CABLE_LENGTH key SONiC's templates use
+LOSSLESS_POOL = "ingress_lossless_pool"
 
 _MLX5_SOURCE = "linux drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c (reference host-nic-roce.md §5.2)"
 _SONIC_SOURCE = "sonic-swss cfgmgr/buffer_headroom_mellanox.lua (reference host-nic-roce.md §5.3, switch-qos §1.4)"
+_TABLE_SOURCE = "sonic-swss cfgmgr/buffermgr.cpp copies the HwSKU's pg_profile_lookup.ini row (reference review Q1)"
 _QBB_SOURCE = (
     "802.1Qbb terms: 2 x MTU + cable round trip + IEEE 802.3 31B.3.7 pause quanta (reference host-nic-roce.md §5.3)"
 )
@@ -59,14 +70,23 @@ _QBB_SOURCE = (
 
 @dataclass(slots=True)
 class _SwitchInfo:
-    """Per-switch facts the check needs once: ASIC, buffer model and who shares each profile."""
+    """Per-switch facts the check needs once: ASIC, buffer model, traffic pattern and who shares each profile."""
 
     asic: AsicParams | None
     asic_source: str
-    dynamic_model: bool
+    hwsku: str | None
+    buffer_model: str
+    model_source: str
+    spp: int | None  # LOSSLESS_TRAFFIC_PATTERN small_packet_percentage, None when not collected
+    lossless_mtu: int | None
     shared_headroom_pool: bool | None
+    shp_source: str
     profiles: dict[str, Headroom]
     users: Counter[str]
+
+    @property
+    def dynamic_model(self) -> bool:
+        return self.buffer_model == "dynamic"
 
     @classmethod
     def of(cls, switch: Switch) -> _SwitchInfo:
@@ -74,16 +94,41 @@ class _SwitchInfo:
         source = f"guessed from platform {switch.platform!r} / hwsku {switch.hwsku!r}"
         profiles: dict[str, Headroom] = {}
         users: Counter[str] = Counter()
-        dynamic = False
+        any_dynamic = False
         for port in switch.ports.values():
             for hr in port.qos.headroom.values() if port.qos else ():
-                dynamic = dynamic or hr.dynamic
+                any_dynamic = any_dynamic or hr.dynamic
                 if hr.profile is not None:
                     profiles.setdefault(hr.profile, hr)
                     users[hr.profile] += 1
-        static = [hr for hr in profiles.values() if not hr.dynamic and hr.xoff and hr.size is not None]
-        shp = any(_uses_shp(hr) for hr in static) if static else None
-        return cls(SPECTRUM_ASICS[name] if name else None, source, dynamic, shp, profiles, users)
+        buffers = switch.buffers
+        if buffers is not None:
+            model, model_src = buffers.model, buffers.model_source
+        elif any_dynamic:
+            model, model_src = "dynamic", "inferred: a PG has a switch-computed profile (NULL or headroom_type dynamic)"
+        else:
+            model, model_src = "traditional", "inferred: no PG has a switch-computed profile (SONiC's default model)"
+        shp: bool | None
+        if buffers is not None and (buffers.lossless_pool_xoff is not None or buffers.over_subscribe_ratio is not None):
+            shp = bool(buffers.lossless_pool_xoff) or bool(buffers.over_subscribe_ratio)
+            shp_src = f"BUFFER_POOL|{LOSSLESS_POOL} xoff / DEFAULT_LOSSLESS_BUFFER_PARAMETER over_subscribe_ratio"
+        else:
+            static = [hr for hr in profiles.values() if not hr.dynamic and hr.xoff and hr.size is not None]
+            shp = any(_uses_shp(hr) for hr in static) if static else None
+            shp_src = "inferred from the switch's other lossless profiles"
+        return cls(
+            SPECTRUM_ASICS[name] if name else None,
+            source,
+            switch.hwsku,
+            model,
+            model_src,
+            buffers.small_packet_percentage if buffers is not None else None,
+            buffers.lossless_mtu if buffers is not None else None,
+            shp,
+            shp_src,
+            profiles,
+            users,
+        )
 
 
 def _uses_shp(hr: Headroom) -> bool:
@@ -99,8 +144,9 @@ def _input(value: Any, source: str) -> dict[str, Any]:
 class _SwitchNeed:
     """What one lossless PG needs, how it was computed and from which inputs."""
 
-    formula: str
+    formula: str  # "pg_profile_lookup.ini" | "sonic-mellanox" | "802.1Qbb lower bound"
     source: str
+    buffer_model: str | None
     xoff: int
     xon: int | None
     size: int | None
@@ -109,16 +155,42 @@ class _SwitchNeed:
     terms: dict[str, float]
     cable_m: float
     cable_from_config: bool
+    tolerance: int
+    floor_xoff: int | None = None  # the Lua at small-packet 50 %: below it the profile is short by any reading
+    graded: bool = True  # False: the requirement rests on an assumption, so falling between floor and it warns
+    cable_bucket_m: int | None = None
+    buckets: tuple[int, ...] = ()
+    threshold: int = 0
+    row: dict[str, Any] | None = None
 
     def evidence(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
+            "buffer_model": self.inputs.get("buffer_model"),
             "formula": self.formula,
             "formula_source": self.source,
             "inputs": self.inputs,
             "terms": self.terms,
             "required": {"xoff": self.xoff, "xon": self.xon, "size": self.size},
-            "tolerance_bytes": XOFF_TOLERANCE_BYTES,
+            "tolerance_bytes": self.tolerance,
         }
+        if self.row is not None:
+            out["table_row"] = self.row
+        if self.floor_xoff is not None:
+            out["floor_xoff_spp50"] = self.floor_xoff
+        return out
+
+
+def _asic_input(asic: AsicParams, info: _SwitchInfo) -> dict[str, Any]:
+    return _input(
+        {
+            "name": asic.name,
+            "cell_size": asic.cell_size,
+            "pipeline_latency_kb": asic.pipeline_latency_kb,
+            "mac_phy_delay_kb": asic.mac_phy_delay_kb,
+            "peer_response_time_kb": asic.peer_response_time_kb,
+        },
+        info.asic_source + "; values from sonic-buildimage platform/mellanox/asic_table.j2",
+    )
 
 
 def _switch_need(lk: NicLink, hr: Headroom | None, info: _SwitchInfo) -> _SwitchNeed | None:
@@ -144,57 +216,114 @@ def _switch_need(lk: NicLink, hr: Headroom | None, info: _SwitchInfo) -> _Switch
         xoff = qbb_xoff_bytes(speed, cable, mtu)
         inputs["asic"] = _input(None, info.asic_source + ": unknown, using the vendor-neutral lower bound")
         return _SwitchNeed(
-            "802.1Qbb lower bound", _QBB_SOURCE, xoff, None, None, False, inputs, {}, cable, cable_from_config
+            "802.1Qbb lower bound",
+            _QBB_SOURCE,
+            None,
+            xoff,
+            None,
+            None,
+            False,
+            inputs,
+            {},
+            cable,
+            cable_from_config,
+            XOFF_TOLERANCE_BYTES,
+            cable_bucket_m=math.ceil(cable),
         )
     asic = info.asic
     if hr is not None and hr.xoff and hr.size is not None:
         shp, shp_src = _uses_shp(hr), "inferred from the profile (size < xoff means size holds xon only)"
     else:
-        shp, shp_src = bool(info.shared_headroom_pool), "inferred from the switch's other lossless profiles"
+        shp, shp_src = bool(info.shared_headroom_pool), info.shp_source
     pipeline_1k = ceil1k(asic.pipeline_latency_kb * 1024)
     if hr is not None and hr.xon is not None:
         lanes, lanes_src = (8 if hr.xon >= 2 * pipeline_1k else 4), "inferred from the profile's xon"
     else:
         lanes, lanes_src = (8 if speed >= 800_000 else 4), "guessed from speed (lanes are not in the model)"
-    calc = sonic_mellanox_xoff(
+    req = sonic_requirement(
         speed,
         cable,
         mtu,
         asic,
-        lossless_mtu=CHECK_LOSSLESS_MTU,
-        small_packet_percentage=CHECK_SMALL_PACKET_PERCENTAGE,
+        buffer_model=info.buffer_model,
+        hwsku=info.hwsku,
+        small_packet_percentage=info.spp,
+        lossless_mtu=info.lossless_mtu,
         shared_headroom_pool=shp,
         lanes=lanes,
     )
-    template = "LOSSLESS_TRAFFIC_PATTERN not collected: sonic-buildimage buffers_config.j2 default"
+    floor = sonic_mellanox_xoff(
+        speed,
+        cable,
+        mtu,
+        asic,
+        SONIC_DEFAULT_LOSSLESS_MTU,
+        FLOOR_SMALL_PACKET_PERCENTAGE,
+        shared_headroom_pool=shp,
+        lanes=lanes,
+    ).xoff
     inputs |= {
-        "asic": _input(
-            {
-                "name": asic.name,
-                "cell_size": asic.cell_size,
-                "pipeline_latency_kb": asic.pipeline_latency_kb,
-                "mac_phy_delay_kb": asic.mac_phy_delay_kb,
-                "peer_response_time_kb": asic.peer_response_time_kb,
-            },
-            info.asic_source + "; values from sonic-buildimage platform/mellanox/asic_table.j2",
-        ),
-        "lossless_mtu": _input(CHECK_LOSSLESS_MTU, template),
-        "small_packet_percentage": _input(CHECK_SMALL_PACKET_PERCENTAGE, template + " (since Dec 2024)"),
+        "buffer_model": _input(req.buffer_model, info.model_source),
+        "asic": _asic_input(asic, info),
+        "hwsku": _input(info.hwsku, "DEVICE_METADATA|localhost hwsku"),
         "shared_headroom_pool": _input(shp, shp_src),
         "lanes": _input(lanes, lanes_src),
-        "gearbox_delay": _input(0, "assumed: no gearbox"),
     }
+    collected = info.dynamic_model and info.spp is not None
+    row: dict[str, Any] | None = None
+    if req.row is not None and req.table is not None:
+        formula, source, terms, tolerance = "pg_profile_lookup.ini", _TABLE_SOURCE, {}, 0
+        row = {
+            "hwsku": req.table.hwsku,
+            "file": req.table.source,
+            "speed": req.row.speed_mbps,
+            "cable": req.row.cable,
+            "size": req.row.size,
+            "xon": req.row.xon,
+            "xoff": req.row.xoff,
+            "threshold": req.row.threshold,
+        }
+    else:
+        formula, source, tolerance = "sonic-mellanox", _SONIC_SOURCE, XOFF_TOLERANCE_BYTES
+        terms = req.calc.terms if req.calc is not None else {}
+        if info.dynamic_model:
+            pattern = (
+                "LOSSLESS_TRAFFIC_PATTERN"
+                if collected
+                else "LOSSLESS_TRAFFIC_PATTERN not collected: what mellanox_buffer_migrator.py writes (never an "
+                "assumed 50)"
+            )
+        else:
+            why = (
+                f"no pg_profile_lookup.ini row for {speed} Mb/s over {cable:g} m in {req.table.hwsku}"
+                if req.table is not None
+                else f"no pg_profile_lookup.ini shipped for hwsku {info.hwsku!r}"
+            )
+            pattern = f"traditional model ({why}): the Lua at the tables' small-packet 100 %"
+        inputs |= {
+            "lossless_mtu": _input(req.lossless_mtu, pattern),
+            "small_packet_percentage": _input(req.small_packet_percentage, pattern),
+            "gearbox_delay": _input(0, "assumed: no gearbox"),
+        }
     return _SwitchNeed(
-        "sonic-mellanox",
-        _SONIC_SOURCE,
-        calc.xoff,
-        calc.xon,
-        calc.size,
+        formula,
+        source,
+        req.buffer_model,
+        req.xoff,
+        req.xon,
+        req.size,
         shp,
         inputs,
-        calc.terms,
+        terms,
         cable,
         cable_from_config,
+        tolerance,
+        floor_xoff=min(floor, req.xoff),
+        graded=not collected,
+        cable_bucket_m=req.cable_bucket_m,
+        buckets=req.table.cable_buckets if req.table is not None else COMMON_CABLE_BUCKETS_M,
+        threshold=req.threshold,
+        row=row,
     )
 
 
@@ -236,17 +365,52 @@ def _configured(hr: Headroom) -> dict[str, Any]:
     return {"profile": hr.profile, "xoff": hr.xoff, "xon": hr.xon, "size": hr.size, "dynamic": hr.dynamic}
 
 
+def _canonical(port: Port, need: _SwitchNeed) -> str:
+    """The name traditional buffermgrd gives the port's lossless profile: its table bucket (switch-qos §1.4)."""
+    metres = need.cable_bucket_m if need.cable_bucket_m is not None else math.ceil(need.cable_m)
+    return f"pg_lossless_{port.speed_mbps}_{metres}m_profile"
+
+
 def _cable_fix(lk: NicLink, need: _SwitchNeed) -> list[str]:
-    """Set CABLE_LENGTH from the plan when the port has none, so the buffer manager sizes for the real cable."""
-    if need.cable_from_config or lk.link.cable_m is None:
+    """CABLE_LENGTH for the port's real cable, in a length the switch's buffer manager accepts.
+
+    Written only when the port has none and the plan gives the cable: on a traditional switch the table
+    bucket the cable rounds up to (buffermgrd rejects any other length), else the metres rounded up. A
+    configured length without a table row is named in a comment, not rewritten (QOS-CABLE-LEN owns it).
+    """
+    port = lk.port
+    traditional = need.buffer_model == "traditional"
+    if need.cable_from_config:
+        configured = port.qos.cable_len_m if port.qos else None
+        if traditional and need.row is not None and configured != need.cable_bucket_m:
+            return [
+                f"# CABLE_LENGTH {configured}m has no pg_profile_lookup.ini row: traditional buffermgrd accepts only "
+                f"{', '.join(f'{b}m' for b in need.buckets)} ({need.cable_bucket_m}m covers this cable)"
+            ]
         return []
-    # render/sonic.py has no CABLE_LENGTH builder; the value is "<metres>m" (switch-qos §1.2 CABLE_LENGTH)
-    return [sonic.hset(f"CABLE_LENGTH|{SONIC_CABLE_LENGTH_TABLE}", lk.port.name, f"{math.ceil(lk.link.cable_m)}m")]
+    if lk.link.cable_m is None:
+        return []
+    if traditional and need.formula != "802.1Qbb lower bound":
+        if need.cable_bucket_m is None:
+            return [f"# no pg_profile_lookup.ini row covers {lk.link.cable_m:g} m: buffermgrd accepts only its lengths"]
+        return [sonic.cable_length(port.name, need.cable_bucket_m, SONIC_CABLE_LENGTH_TABLE)]
+    return [sonic.cable_length(port.name, math.ceil(lk.link.cable_m), SONIC_CABLE_LENGTH_TABLE)]
 
 
-def _profile_name(port: Port, need: _SwitchNeed) -> str:
-    """The name buffermgrd's traditional model gives a lossless profile (switch-qos §1.4)."""
-    return f"pg_lossless_{port.speed_mbps}_{math.ceil(need.cable_m)}m_profile"
+def _need_size(need: _SwitchNeed, shp: bool) -> int | None:
+    """The size a profile of this shape needs: xon with a shared headroom pool, else at least xoff + xon."""
+    if need.size is None or need.xon is None:
+        return None
+    if shp:
+        return need.xon
+    return need.size if need.size >= need.xoff else need.xoff + need.xon  # a pool-shaped requirement: add xoff
+
+
+def _pool_note(growth: int, pgs: int) -> str:
+    return (
+        f"# check first that {LOSSLESS_POOL} has room: this adds {growth} B of headroom to each of {pgs} PG(s) "
+        "(mmuconfig -l lists pools and profiles; headroom the pool cannot hold is rejected)"
+    )
 
 
 def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info: _SwitchInfo) -> Finding:
@@ -256,14 +420,22 @@ def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info
     commands: list[str] = []
     if info.dynamic_model:
         commands.append(sonic.hset(f"BUFFER_PG|{port.name}|{pg}", "profile", "NULL"))
-    elif need is not None and need.size is not None and need.xon is not None:
-        name = _profile_name(port, need)
+    elif need is not None and (size := _need_size(need, need.shp)) is not None and need.xon is not None:
+        name = _canonical(port, need)
         known = info.profiles.get(name)
+        fits = (
+            known is not None
+            and known.xoff is not None
+            and known.xoff >= need.xoff - need.tolerance
+            and (known.size or 0) >= (_need_size(need, _uses_shp(known)) or 0) - need.tolerance
+        )
+        if not fits:
+            fields: dict[str, str | int] = {"pool": LOSSLESS_POOL, "xon": need.xon, "xoff": need.xoff, "size": size}
+            commands += [
+                _pool_note(size, 1),
+                sonic.hset_fields(f"BUFFER_PROFILE|{name}", fields | {"dynamic_th": need.threshold}),
+            ]
         commands += _cable_fix(lk, need)
-        if known is None or not known.xoff or known.xoff < need.xoff - XOFF_TOLERANCE_BYTES:
-            key = f"BUFFER_PROFILE|{name}"
-            fields = {"pool": "ingress_lossless_pool", "xon": need.xon, "xoff": need.xoff, "size": need.size}
-            commands += [sonic.hset(key, f, str(v)) for f, v in (fields | {"dynamic_th": 0}).items()]
         commands.append(sonic.hset(f"BUFFER_PG|{port.name}|{pg}", "profile", name))
     what = "no BUFFER_PG entry" if hr is None else f"profile {hr.profile} with no xoff (lossy)"
     port_ev: dict[str, Any] = {
@@ -291,21 +463,73 @@ def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info
     )
 
 
+def _what_needs(port: Port, need: _SwitchNeed) -> str:
+    speed = f"{port.speed_mbps // 1000}G" if port.speed_mbps else "?"
+    if need.row is not None:
+        return (
+            f"of {need.row['hwsku']}'s pg_profile_lookup.ini row for {speed} {need.row['cable']} "
+            f"(cable {need.cable_m:g} m, {need.buffer_model} buffer model)"
+        )
+    if need.formula == "sonic-mellanox":
+        return f"that {speed} over {need.cable_m:g} m needs ({need.buffer_model} buffer model, Mellanox formula)"
+    return f"that {speed} over {need.cable_m:g} m needs (a lower bound: the ASIC is unknown)"
+
+
+def _profile_fix(lk: NicLink, hr: Headroom, need: _SwitchNeed, info: _SwitchInfo) -> list[str]:
+    """Raise the bound profile in ONE hset (never a moment with size < xoff), after a pool-room note."""
+    port = lk.port
+    profile = hr.profile or _canonical(port, need)
+    shp = _uses_shp(hr)
+    old_xoff = hr.xoff or 0
+    new_xoff = max(need.xoff, old_xoff)
+    fields: dict[str, str | int] = {}
+    if need.xon is not None and (hr.xon or 0) < need.xon:
+        fields["xon"] = need.xon
+    if new_xoff != old_xoff:
+        fields["xoff"] = new_xoff
+    size = _need_size(need, shp)
+    if size is None and not shp and hr.size is not None:
+        size = hr.size + (new_xoff - old_xoff)  # keep the profile's shape: size holds xoff + xon
+    new_size = max(size, hr.size or 0) if size is not None else hr.size
+    if new_size is not None and new_size != hr.size:
+        fields["size"] = new_size
+    growth = (new_xoff - old_xoff) if shp else (new_size or 0) - (hr.size or 0)
+    commands = [_pool_note(growth, info.users.get(profile, 1))] if growth > 0 else []
+    commands.append(sonic.hset_fields(f"BUFFER_PROFILE|{profile}", fields))
+    canonical = _canonical(port, need)
+    configured = port.qos.cable_len_m if port.qos else None
+    if need.row is not None and configured == need.cable_bucket_m and profile != canonical:
+        commands.append(
+            f"# buffermgrd re-binds the port to {canonical} (its table row) on the next speed or cable change"
+        )
+    return commands + _cable_fix(lk, need)
+
+
 def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _SwitchInfo) -> Finding | None:
     port = lk.port
     need = _switch_need(lk, hr, info)
-    if need is None or hr.xoff is None or hr.xoff >= need.xoff - XOFF_TOLERANCE_BYTES:
+    if need is None or hr.xoff is None:
         return None
-    new_xoff = ceil1k(need.xoff)
-    profile = hr.profile or _profile_name(port, need)
-    key = f"BUFFER_PROFILE|{profile}"
-    commands = [*_cable_fix(lk, need), sonic.hset(key, "xoff", str(new_xoff))]
-    if not need.shp:
-        new_size = hr.size + (new_xoff - hr.xoff) if hr.size is not None else need.size
-        if new_size is not None:
-            commands.append(sonic.hset(key, "size", str(new_size)))
+    need_size = _need_size(need, _uses_shp(hr))
+    xoff_short = hr.xoff < need.xoff - need.tolerance
+    size_short = need_size is not None and hr.size is not None and hr.size < need_size - need.tolerance
+    if not (xoff_short or size_short):
+        return None
+    below_floor = need.floor_xoff is None or hr.xoff < need.floor_xoff - need.tolerance
+    severity = Severity.ERROR if below_floor or not need.graded else Severity.WARNING
+    profile = hr.profile or _canonical(port, need)
     shared = info.users.get(profile, 1)
-    short = need.xoff - hr.xoff
+    if xoff_short:
+        short = need.xoff - hr.xoff
+        message = (
+            f"{port.endpoint} PG {pg} xoff {hr.xoff} B is {short} B below the {need.xoff} B {_what_needs(port, need)}"
+        )
+    else:
+        short = (need_size or 0) - (hr.size or 0)
+        message = (
+            f"{port.endpoint} PG {pg} size {hr.size} B is {short} B below the {need_size} B (xoff + xon) "
+            f"{_what_needs(port, need)}"
+        )
     port_ev: dict[str, Any] = {
         "pg": pg,
         "lossless_tcs": tcs,
@@ -315,15 +539,13 @@ def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _S
         "plan_cable_m": lk.link.cable_m,
         **need.evidence(),
     }
-    bound = " (a lower bound: the ASIC is unknown)" if need.formula != "sonic-mellanox" else ""
     return _finding(
-        Severity.ERROR,
+        severity,
         lk,
-        f"{port.endpoint} PG {pg} xoff {hr.xoff} B is {short} B below the {need.xoff} B that "
-        f"{port.speed_mbps // 1000 if port.speed_mbps else '?'}G over {need.cable_m:g} m needs{bound}",
+        message,
         _nic_brief(lk),
         port_ev,
-        [Fix(port.switch, tuple(commands))],
+        [Fix(port.switch, tuple(_profile_fix(lk, hr, need, info)))],
         {
             "summary": f"packets arriving after XOFF is sent overflow PG {pg} ({short} B short) and are dropped "
             f"on lossless class {','.join(map(str, tcs))}; RoCE then retransmits (go-back-N)"
@@ -355,6 +577,21 @@ def _switch_side(lk: NicLink, info: _SwitchInfo) -> Iterator[Finding]:
             yield finding
 
 
+_OWNER_SOURCE = "mlx5 PFCC buf_ownership / manual_buffer (reference review Q2)"
+_OWNERSHIP_NOTE = (
+    "# mlnx_qos --buffer_size / dcb buffer moves the port's receive buffers to driver-owned (software) mode: from then "
+    "on the driver, not the firmware, sizes headroom, from its own cable length (--cable_len / dcb pfc delay)"
+)
+
+
+def _max_mtu(nic: Nic) -> tuple[int, str]:
+    """The max_mtu the driver uses: ``max(netdev max_mtu, 9216)``; ConnectX's 9978 when it was not collected."""
+    if nic.max_mtu is not None:
+        used = max(nic.max_mtu, MLX5_MIN_MAX_MTU)
+        return used, f"ip -d link show {nic.netdev} maxmtu {nic.max_mtu} (driver: max(max_mtu, {MLX5_MIN_MAX_MTU}))"
+    return MLX5_CONNECTX_MAX_MTU, "not collected: ConnectX netdevs report maxmtu 9978 (ip -d link)"
+
+
 def _nic_side(lk: NicLink) -> Iterator[Finding]:
     nic, port = lk.nic, lk.port
     q = nic.qos
@@ -371,15 +608,23 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
         cable, cable_src = q.cable_len_m, f"mlnx_qos -i {nic.netdev} 'Cable len' (what the driver computes with)"
     else:
         cable, cable_src = MLX5_DEFAULT_CABLE_LEN_M, "mlx5 driver default MLX5E_DEFAULT_CABLE_LEN"
+    max_mtu, max_mtu_src = _max_mtu(nic)
     xoff = mlx5_xoff_bytes(port.speed_mbps, cable, nic.mtu)
-    required = mlx5_required_buffer(port.speed_mbps, cable, nic.mtu)
-    short = [(b, prios, sizes[b]) for b, prios in sorted(holding.items()) if sizes[b] < required]
+    required = mlx5_required_buffer(port.speed_mbps, cable, nic.mtu, max_mtu=max_mtu)
+    owner = q.buffer_owner
+    # Firmware-owned buffers are sized by the firmware, not by this rule: only an empty lossless buffer is judged
+    short = [
+        (b, prios, sizes[b])
+        for b, prios in sorted(holding.items())
+        if sizes[b] < required and (owner != "firmware" or sizes[b] == 0)
+    ]
     if not short:
         return
     new_sizes = list(sizes)
     for b, _, _ in short:
         new_sizes[b] = math.ceil(required / MLX5_CELL_BYTES) * MLX5_CELL_BYTES
     empty = any(size == 0 for _, _, size in short)
+    severity = Severity.CRITICAL if empty else Severity.ERROR if owner == "driver" else Severity.WARNING
     prios = sorted(p for _, ps, _ in short for p in ps)
     buffers = [
         {
@@ -392,17 +637,21 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
         for b, ps, size in short
     ]
     worst = min(size for _, _, size in short)
+    unknown_owner = "" if owner is not None or empty else " (if the driver owns the buffers: ownership not collected)"
+    fix = NicFixes(nic).buffer_size(new_sizes)
     yield _finding(
-        Severity.CRITICAL if empty else Severity.ERROR,
+        severity,
         lk,
         f"{nic.endpoint} lossless receive buffer {','.join(str(b) for b, _, _ in short)} "
-        f"({worst} B) is below the {required} B mlx5 needs for {port.speed_mbps // 1000}G, {cable} m, MTU {nic.mtu}",
+        f"({worst} B) is below the {required} B mlx5 needs for {port.speed_mbps // 1000}G, {cable} m, MTU {nic.mtu}"
+        + unknown_owner,
         {
             "mtu": nic.mtu,
             "pfc_enabled": sorted(q.pfc_enabled),
             "rx_buffer_sizes": list(sizes),
             "prio2buffer": list(q.prio2buffer),
             "buffers": buffers,
+            "buffer_owner": _input(owner, _OWNER_SOURCE if owner is not None else "not collected: " + _OWNER_SOURCE),
             "formula": "mlx5 calculate_xoff + max_mtu + cell",
             "formula_source": _MLX5_SOURCE,
             "inputs": {
@@ -411,14 +660,14 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
                 ),
                 "cable_m": _input(cable, cable_src),
                 "mtu": _input(nic.mtu, f"/sys/class/net/{nic.netdev}/mtu"),
-                "max_mtu": _input(MLX5_MIN_MAX_MTU, "driver floor max(netdev max_mtu, 9216)"),
+                "max_mtu": _input(max_mtu, max_mtu_src),
                 "cell_bytes": _input(MLX5_CELL_BYTES, "driver default when SBCAM gives no cell size"),
             },
             "xoff": xoff,
             "required": {"size": required},
         },
         {"speed_mbps": port.speed_mbps, "cable_len_m": port.qos.cable_len_m if port.qos else None},
-        [NicFixes(nic).buffer_size(new_sizes)],
+        [Fix(fix.device, (_OWNERSHIP_NOTE, *fix.commands)) if owner != "driver" else fix],
         {
             "summary": f"packets arriving after XOFF is sent overflow receive buffer "
             f"{','.join(str(b) for b, _, _ in short)} and are dropped on lossless priority "
@@ -432,9 +681,10 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
 def check_headroom(ctx: CheckContext) -> Iterator[Finding]:
     """Every lossless PG and NIC receive buffer on a NIC↔switch link must hold the PFC headroom it needs.
 
-    Switch side: each PG a PFC-enabled TC maps to must exist and, when static, have an xoff within
-    1 KB of the Mellanox formula (Spectrum switches) or above the 802.1Qbb lower bound (others).
-    NIC side: each lossless receive buffer must be at least the mlx5 driver's ``xoff + max_mtu + cell``.
+    Switch side: each PG a PFC-enabled TC maps to must exist and, when static, hold what the switch's buffer
+    model asks (Spectrum: the SKU's ``pg_profile_lookup.ini`` row or the Mellanox formula, see
+    :func:`unifab.qos.headroom.sonic_requirement`; other ASICs: the 802.1Qbb lower bound).
+    NIC side: each lossless receive buffer the mlx5 driver owns must be at least ``xoff + max_mtu + cell``.
     """
     infos: dict[str, _SwitchInfo] = {}
     for lk in ctx.nic_links:
@@ -452,9 +702,14 @@ CHECKS = (
         "A lossless PG or NIC receive buffer lacks the PFC headroom its speed, cable length and MTU need",
         "Bytes keep arriving for a cable round trip and the peer's response time after XOFF is sent; without "
         "that headroom the lossless class drops them and RoCE falls back to go-back-N retransmission.",
-        "Raise the switch BUFFER_PROFILE xoff/size (or set the port's real CABLE_LENGTH so the buffer manager "
-        "recomputes it), give every lossless PG a BUFFER_PG entry, and size the NIC's lossless buffer with "
-        "mlnx_qos --buffer_size (dcb buffer on upstream mlx5).",
+        "Raise the switch BUFFER_PROFILE to what its buffer model asks (traditional SONiC: the SKU's "
+        "pg_profile_lookup.ini row for the speed and the cable rounded up to the table's 5/40/300 m bucket, else "
+        "the Mellanox formula at small-packet 100 %; dynamic: the formula with the switch's "
+        "LOSSLESS_TRAFFIC_PATTERN, 100 % when not collected) in one hset of all fields, after checking that "
+        "ingress_lossless_pool has room; set CABLE_LENGTH to a length buffermgrd accepts; give every lossless PG a "
+        "BUFFER_PG entry. Size an mlx5 NIC's driver-owned lossless buffer to xoff + max_mtu (the netdev's, 9978 on "
+        "ConnectX) + a cell with mlnx_qos --buffer_size (dcb buffer on upstream mlx5), which moves the port to "
+        "driver-owned buffers.",
         check_headroom,
     ),
 )

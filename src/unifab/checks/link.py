@@ -10,6 +10,7 @@ from unifab.checks.context import CheckContext, majority
 from unifab.checks.findings import link_finding, port_link_finding, sides_to_fix
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
+from unifab.qos.headroom import sonic_cable_length_m
 from unifab.render.nic_cli import NicFixes
 
 __all__ = [
@@ -72,24 +73,41 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
+def _switch_cable_setting(ctx: CheckContext, switch: str, metres: int) -> int:
+    """What the switch should be configured with for a ``metres`` cable: on SONiC's traditional buffer model the
+    ``pg_profile_lookup.ini`` bucket the cable rounds up to (buffermgrd has no profile for other lengths)."""
+    sw = ctx.fabric.switches.get(switch)
+    if sw is None or sw.os != "sonic":
+        return metres
+    return sonic_cable_length_m(metres, sw.hwsku, sw.buffers.model if sw.buffers is not None else None)
+
+
 def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
     """Cable length configured for headroom on NIC and switch must match the cable that is there.
 
     The plan's length (rounded up to whole metres) is the truth when known; otherwise the two ends
-    must at least agree. Shorter than real undersizes PFC headroom (drops); longer wastes buffer.
+    must at least agree. Shorter than real undersizes PFC headroom (drops); longer wastes buffer. A SONiC
+    switch on the traditional buffer model is also right with its table's bucket for the cable (5 m for a 3 m
+    one), and a fix writes that bucket, the only lengths its buffermgrd has a lossless profile for.
     """
     for lk in ctx.nic_links:
         nic_len = lk.nic.qos.cable_len_m if lk.nic.qos else None
         sw_len = lk.port.qos.cable_len_m if lk.port.qos else None
         plan = math.ceil(lk.link.cable_m) if lk.link.cable_m is not None else None
-        reference = plan if plan is not None else (sw_len if nic_len is not None and sw_len is not None else None)
-        if reference is None:
+        if plan is not None:
+            reference = plan
+        elif nic_len is not None and sw_len is not None:
+            # without a plan the switch is the reference, unless it holds the bucket the NIC's length rounds to
+            agrees = _switch_cable_setting(ctx, lk.port.switch, nic_len) == sw_len
+            reference = nic_len if agrees else sw_len
+        else:
             continue
-        wrong = {
-            side: value
-            for side, value in (("nic", nic_len), ("switch", sw_len))
-            if value is not None and value != reference and not (plan is None and side == "switch")
-        }
+        sw_want = _switch_cable_setting(ctx, lk.port.switch, reference)
+        wrong: dict[str, int] = {}
+        if nic_len is not None and nic_len != reference:
+            wrong["nic"] = nic_len
+        if plan is not None and sw_len is not None and sw_len not in (reference, sw_want):
+            wrong["switch"] = sw_len
         if not wrong:
             continue
         short = any(v < reference for v in wrong.values())
@@ -97,7 +115,7 @@ def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
         if "nic" in wrong:
             fixes.append(NicFixes(lk.nic).cable_len(reference))
         if "switch" in wrong:
-            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).cable_length(lk.port.name, reference)))
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).cable_length(lk.port.name, sw_want)))
         against = f"the planned {plan} m cable" if plan is not None else f"the switch's {sw_len} m"
         yield link_finding(
             "QOS-CABLE-LEN",
@@ -108,7 +126,7 @@ def check_cable_len(ctx: CheckContext) -> Iterator[Finding]:
             + ": "
             + ", ".join(f"{side} {value} m" for side, value in wrong.items()),
             {"cable_len_m": nic_len, "planned_m": lk.link.cable_m},
-            {"cable_len_m": sw_len, "planned_m": lk.link.cable_m},
+            {"cable_len_m": sw_len, "planned_m": lk.link.cable_m, "expected_m": sw_want},
             fixes,
             "headroom sized for a shorter cable overflows before the pause takes effect (drops on a lossless class)"
             if short
@@ -219,7 +237,8 @@ CHECKS = (
         "QOS-MTU",
         "Switch port MTU below the NIC's, or a NIC below the fabric's MTU",
         "Oversized frames are dropped; a small NIC MTU lowers the RoCE path MTU for all its peers.",
-        "Set the switch port MTU ≥ the NIC MTU (config interface mtu) and the NIC to the fabric MTU (ip link).",
+        "Set the switch port MTU ≥ the NIC MTU (config interface mtu; EOS tops out at 9214) and the NIC to the "
+        "fabric MTU (ip link).",
         check_mtu,
     ),
     CheckSpec(
@@ -227,7 +246,8 @@ CHECKS = (
         "Cable length configured for PFC headroom differs between NIC, switch and plan",
         "Headroom computed for the wrong length overflows (too short) or wastes buffer (too long).",
         "Set the real length: mlnx_qos --cable_len (dcb pfc delay on upstream mlx5) on the NIC, CABLE_LENGTH on "
-        "SONiC; Broadcom NICs have no cable-length setting.",
+        "SONiC, the port bound to a PFC profile of that cable-length on NVUE; Broadcom NICs have no cable-length "
+        "setting. Every switch fix ends with its save step (config save -y, write memory, nv config save).",
         check_cable_len,
     ),
 )

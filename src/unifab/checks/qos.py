@@ -48,8 +48,8 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
         if nic_off and base.nic_trust in ("dscp", "pcp"):
             fixes.append(NicFixes(lk.nic).trust(base.nic_trust, base.roce_dscp, base.nic_roce_prio))
         if port_off and base.switch_trust == "dscp":
-            map_name = base.switch_dscp_map or "ROCE"
-            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).trust_dscp(lk.port.name, map_name)))
+            entries = {base.roce_dscp: base.switch_roce_tc} if base.switch_roce_tc is not None else {}
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).trust_dscp(lk.port.name, entries)))
         yield link_finding(
             "QOS-TRUST",
             Severity.CRITICAL,
@@ -91,9 +91,7 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         if nic_q.pfc_enabled != target:
             fixes.append(NicFixes(lk.nic).pfc(target))
         if port_q.pfc_enabled != target:
-            fixes.append(
-                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name))
-            )
+            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target)))
         unpaused = sorted(nic_q.pfc_enabled ^ port_q.pfc_enabled)
         yield link_finding(
             "QOS-PFC-MISMATCH",
@@ -130,7 +128,7 @@ def check_pfc_lossy_roce(ctx: CheckContext) -> Iterator[Finding]:
             {"pfc_enabled": sorted(port_q.pfc_enabled)},
             [
                 NicFixes(lk.nic).pfc(target),
-                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target, port_q.dscp_map_name)),
+                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target)),
             ],
             "RoCE runs without PFC on this link: " + DROPS,
         )
@@ -292,7 +290,10 @@ CHECKS = (
         "NIC and switch port classify RoCE differently (DSCP vs PCP)",
         "Each end puts RoCE in a different priority, so PFC pauses the wrong class and RoCE is dropped.",
         "Trust DSCP on both ends: on the NIC mlnx_qos --trust dscp (MLNX_OFED) or a DSCP APP entry (dcb app on "
-        "upstream mlx5, niccli apptlv on Broadcom); a DSCP_TO_TC_MAP bound in PORT_QOS_MAP on SONiC.",
+        "upstream mlx5, niccli apptlv on Broadcom); on the switch the DSCP map THAT switch's other ports use "
+        "(created first when it has none): PORT_QOS_MAP.dscp_to_tc_map on SONiC, qos trust dscp on EOS, the "
+        "port bound to a DSCP-trusting mapping profile on NVUE. Where the NIC's DCBX is firmware controlled the "
+        "fix hands DCBX to the OS first (mlnx_qos -d os).",
         check_trust,
     ),
     CheckSpec(
@@ -300,15 +301,16 @@ CHECKS = (
         "PFC priorities differ between a NIC and its switch port",
         "A priority that is lossless on one end only loses packets under congestion; RoCE then retransmits.",
         "Enable PFC on the same priorities on both ends (mlnx_qos --pfc, dcb pfc or niccli pfc on the NIC, "
-        "PORT_QOS_MAP.pfc_enable on SONiC).",
+        "PORT_QOS_MAP.pfc_enable on SONiC, the port bound to its own PFC profile unifab-pfc-<prios>-<m>m on "
+        "NVUE). A NIC PFC change toggles its link: the fix drains the node in Slurm first and resumes it after.",
         check_pfc_mismatch,
     ),
     CheckSpec(
         "QOS-PFC-LOSSY-ROCE",
         "The priority RoCE uses has PFC off on both ends of a link",
         "Both ends agree, but on a lossy class: RoCE is dropped under congestion and retransmits go-back-N.",
-        "Enable PFC on the RoCE priority on the NIC (mlnx_qos --pfc, dcb pfc or niccli pfc) and the switch port "
-        "(pfc_enable).",
+        "Enable PFC on the RoCE priority on the NIC (mlnx_qos --pfc, dcb pfc or niccli pfc; drained, as a PFC "
+        "change toggles the link) and the switch port (pfc_enable; an own PFC profile on NVUE).",
         check_pfc_lossy_roce,
     ),
     CheckSpec(

@@ -7,9 +7,11 @@ input checks (``INPUT-*``) have no function because the collector emits them whi
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+from unifab.checks.findings import finish_fixes
 
 if TYPE_CHECKING:
     from unifab.checks.context import CheckContext
@@ -51,14 +53,32 @@ INPUT_CHECKS = (
         "The device is only partly known; checks that need the file skip it.",
         "Re-collect the device with the host agent or the switch adapter.",
     ),
+    CheckSpec(
+        "INPUT-STALE",
+        "A switch's last collect failed; its files are older",
+        "Checks judge the switch as it was when last collected, not as it is now.",
+        "Fix what the finding names (reach, credentials, the answer) and collect the switch again.",
+    ),
 )
 
 
+def _saved(run: CheckFn | None) -> CheckFn | None:
+    if run is None:
+        return None
+
+    def saved(ctx: CheckContext) -> Iterator[Finding]:
+        return (finish_fixes(ctx, f) for f in run(ctx))
+
+    saved.__doc__ = run.__doc__
+    return saved
+
+
 def registry() -> dict[str, CheckSpec]:
-    """All checks by id, in catalog order (input checks last)."""
+    """All checks by id, in catalog order (input checks last). Every check's fixes leave through
+    :func:`unifab.checks.findings.finish_fixes`: each switch fix group ends with its platform's save step."""
     specs: dict[str, CheckSpec] = {}
     for name in CHECK_MODULES:
         module_specs: tuple[CheckSpec, ...] = importlib.import_module(name).CHECKS
-        specs.update((s.id, s) for s in module_specs)
+        specs.update((s.id, replace(s, run=_saved(s.run))) for s in module_specs)
     specs.update((s.id, s) for s in INPUT_CHECKS)
     return specs

@@ -18,6 +18,7 @@ Both are linear: one pass over the links builds the rail NIC index, then each ho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,9 @@ from unifab.checks.registry import CheckSpec
 from unifab.checks.topology_common import rail_nics
 from unifab.model import Finding, Fix, Gpu, Host, Job, Severity
 from unifab.parse.sched.nccl_env import NcclDeviceList, device_list
+from unifab.render.host_script import q
+
+RDMA_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 __all__ = ["CHECKS", "NEAR", "NIC_PORT", "RELATION_TEXT", "check_nccl_hca", "check_pcie_affinity"]
 
@@ -180,10 +184,19 @@ def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[st
                 f"NCCL_IB_HCA={raw} selects " + ", ".join(sorted({d for d in ordered if d not in dropped} | set(extra)))
             ],
         },
-        fix=(Fix(job.id, (f"export NCCL_IB_HCA={wanted}",)),),
+        fix=(Fix(job.id, (_export_hca(wanted, ordered),)),),
         impact={"summary": "; ".join(consequences), "hosts": list(job.hosts)},
         entities=(job.id,),
     )
+
+
+def _export_hca(wanted: str, devices: list[str]) -> str:
+    """The ``export NCCL_IB_HCA=...`` line, shell-quoted; RDMA device names come from hosts, so one that is
+    not a kernel-style device name (letters, digits, ``_.-``) turns the line into a comment naming it."""
+    bad = [d for d in devices if RDMA_DEVICE_NAME.fullmatch(d) is None]
+    if bad:
+        return f"# NCCL_IB_HCA not written: {', '.join(map(repr, bad))} is not an RDMA device name"
+    return f"export NCCL_IB_HCA={q(wanted)}"
 
 
 def check_nccl_hca(ctx: CheckContext) -> Iterator[Finding]:

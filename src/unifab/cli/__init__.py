@@ -1,7 +1,9 @@
 """The ``unifab`` command line: a thin layer over the library, one module per command group.
 
-Exit codes (stable, :mod:`unifab.cli.common`): 0 clean, 1 findings at or above ``--fail-on``, 2 usage or
-input error. Heavy modules are imported inside the commands so ``unifab --help`` starts fast.
+Exit codes (stable, :mod:`unifab.cli.common`): 0 clean, 1 findings at or above ``--fail-on``, 2 usage, input
+or output error, 3 internal error (the traceback is written to a file the message names; see
+:class:`~unifab.cli.common.UnifabGroup`). Heavy modules are imported inside the commands so ``unifab --help``
+starts fast.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import typer
 from unifab.cli.agent import agent_app
 from unifab.cli.check import check, list_checks
 from unifab.cli.collect import COLLECT_HELP, collect
+from unifab.cli.common import EXIT_HELP, UnifabGroup
 from unifab.cli.demo import demo
+from unifab.cli.health import HEALTH_HELP, health
 from unifab.cli.parse import PARSE_HELP, parse
 from unifab.cli.render import render_command
+from unifab.cli.serve import serve_app
 from unifab.cli.topo import topo_app
 from unifab.cli.twin import twin_app
 
@@ -24,7 +29,8 @@ __all__ = ["app", "main"]
 app = typer.Typer(
     name="unifab",
     help="One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.\n\n"
-    "Example: unifab demo",
+    f"Example: unifab demo\n\n{EXIT_HELP}",
+    cls=UnifabGroup,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -50,6 +56,9 @@ def _root(
     """One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.
 
     Example: unifab demo
+
+    Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage, input or output error (one 'unifab: error:'
+    line); 3 internal error (the traceback is written to a file the message names).
     """
 
 
@@ -58,10 +67,12 @@ app.command("checks")(list_checks)
 app.command(help=PARSE_HELP)(parse)
 app.command(help=COLLECT_HELP)(collect)
 app.command()(demo)
+app.command(help=HEALTH_HELP)(health)
 app.command("render")(render_command)
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
 app.add_typer(agent_app, name="agent", no_args_is_help=True)
 app.add_typer(topo_app, name="topo", no_args_is_help=True)
+app.add_typer(serve_app, name="serve")
 
 
 def main() -> None:

@@ -54,10 +54,14 @@ def collect(
         report = collect_host(out, root=root, hostname=hostname, timeout=timeout)
     except UsageError as exc:
         fail(str(exc))
+    from unifab.report.text import display
+
     nics = ", ".join(report.nics) if report.nics else "none"
     typer.echo(
-        f"collected {report.host}: {len(report.files)} files in {report.host_dir}, "
-        f"RDMA NICs: {nics}, {len(report.missing)} missing"
+        display(
+            f"collected {report.host}: {len(report.files)} files in {report.host_dir}, "
+            f"RDMA NICs: {nics}, {len(report.missing)} missing"
+        )
     )
     for m in report.missing:
-        typer.echo(f"  missing {m.path}: {m.reason}")
+        typer.echo(display(f"  missing {m.path}: {m.reason}"))

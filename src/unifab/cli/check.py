@@ -20,6 +20,7 @@ from unifab.cli.common import (
     fail,
     load_fabric,
 )
+from unifab.cli.serve import PushOption, TokenFileOption, push_or_fail, push_token
 
 if TYPE_CHECKING:
     from unifab.model import Fabric, Finding
@@ -60,6 +61,8 @@ def check(
         ),
     ] = False,
     quiet: QuietOption = False,
+    push: PushOption = None,
+    token_file: TokenFileOption = None,
 ) -> None:
     """Run every check on a bundle and report the findings.
 
@@ -68,12 +71,17 @@ def check(
     Example: unifab check ./bundle --job 1002   (is the network on this job's path clean?)
 
     Example: unifab check ./bundle --watch   (Ctrl-C stops; --format json prints one line per change)
+
+    Example: UNIFAB_TOKEN=... unifab check ./bundle --push http://unifab.example:8080   (and store it there)
     """
     from unifab.checks.registry import registry
     from unifab.checks.runner import run_checks
     from unifab.errors import UnifabError, UsageError
 
+    token = push_token(push, token_file)
     if watch:
+        if push:
+            fail("--watch does not combine with --push (unifab agent pushes continuously)")
         if only or job or html:
             fail("--watch re-checks the whole bundle; it does not combine with --check, --job or --html")
         from unifab.cli.watch import watch as watch_bundle
@@ -106,6 +114,7 @@ def check(
         write_report(html, bundle, fabric, findings)
         # stderr, so that stdout stays pure JSON with --format json
         sys.stderr.write(f"unifab: HTML report written to {html}\n")
+    push_or_fail(push, token, bundle)
     raise typer.Exit(exit_code(findings, fail_on))
 
 
@@ -125,9 +134,11 @@ def list_checks(output: FormatOption = OutputFormat.TABLE) -> None:
         return
     from rich.table import Table
 
+    from unifab.report.text import cell
+
     table = Table(title="unifab checks", show_lines=True)
     for column in ("id", "what", "why it hurts", "how to fix"):
         table.add_column(column, overflow="fold")
     for spec in specs:
-        table.add_row(f"[bold]{spec.id}[/]", spec.title, spec.why, spec.fix)
+        table.add_row(f"[bold]{cell(spec.id)}[/]", cell(spec.title), cell(spec.why), cell(spec.fix))
     console().print(table)

@@ -19,10 +19,17 @@ def demo(
     gpus: Annotated[int, typer.Option(help="Cluster size in GPUs (a multiple of 8).")] = 256,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
     quiet: QuietOption = False,
+    serve: Annotated[
+        bool,
+        typer.Option("--serve", help="Then serve it: an embedded store, a viewer token, the web UI (Ctrl-C stops)."),
+    ] = False,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port for --serve (on 127.0.0.1).")] = 8080,
 ) -> None:
     """Generate a twin with every scenario injected once, check it, and write an HTML report.
 
     Example: unifab demo --out ./unifab-demo
+
+    Example: unifab demo --serve   (the single pane over the demo at http://127.0.0.1:8080/)
     """
     import tempfile
 
@@ -68,3 +75,7 @@ def demo(
     )
     if temporary:
         stdout.print(f"[dim]The demo lives in a temp directory; remove it when done: rm -rf {root}[/]")
+    if serve:
+        from unifab.cli.serve import serve_demo
+
+        serve_demo(root, bundle, "127.0.0.1", port)

@@ -61,16 +61,16 @@ def parse(
 
 def _print_table(fmt: str, source: str, record: Any) -> None:
     """Every leaf value with its JSON path, for reading a record by eye."""
-    from rich.markup import escape
     from rich.table import Table
 
     from unifab.jsonify import to_jsonable
+    from unifab.report.text import cell
 
-    table = Table(title=escape(f"{fmt}: {source}"))
+    table = Table(title=cell(f"{fmt}: {source}"))
     table.add_column("path", overflow="fold")
     table.add_column("value", overflow="fold")
     for path, value in _leaves(to_jsonable(record), ""):
-        table.add_row(escape(path or "."), escape(value))
+        table.add_row(cell(path or "."), cell(value))
     console().print(table)
 
 

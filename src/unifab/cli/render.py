@@ -151,8 +151,9 @@ def _report(fp: FabricPlan, out: Path | None, preview: Path | None, fmt: OutputF
             doc["preview"] = str(preview)
         sys.stdout.write(dumps(doc) + "\n")
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from unifab.report.text import cell
 
     shown = rows if show_all else [r for r in rows if r["changed_lines"] or r["error"]]
     unchanged = sum(1 for r in rows if not r["changed_lines"] and not r["error"])
@@ -161,21 +162,21 @@ def _report(fp: FabricPlan, out: Path | None, preview: Path | None, fmt: OutputF
     )
     stdout = console()
     if shown:
-        table = Table(title=escape(where))
+        table = Table(title=cell(where))
         for col in ("kind", "device", "os", "files", "changed lines", "error"):
             table.add_column(col)
         for r in shown:
             table.add_row(
                 r["kind"],
-                escape(r["device"]),
-                r["os"],
-                ", ".join(r["files"]),
+                cell(r["device"]),
+                cell(r["os"]),
+                cell(", ".join(r["files"])),
                 str(r["changed_lines"]),
-                escape(r["error"] or ""),
+                cell(r["error"] or ""),
             )
         stdout.print(table)
     else:
-        stdout.print(escape(where))
+        stdout.print(cell(where))
     changed = len(rows) - unchanged
     stdout.print(
         f"changes on {plural(changed, 'device')}; {plural(unchanged, 'device')} already match the intent"

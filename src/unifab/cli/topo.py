@@ -28,6 +28,7 @@ from unifab.cli.common import (
     load_fabric,
     plural,
 )
+from unifab.report.text import cell  # no heavy import: Rich is imported when a cell is made
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,25 +74,26 @@ DISCOVERED_FROM = {
 
 
 def _views(f: Finding) -> tuple[str, str]:
-    """The finding's "the plan says" and "discovered" cells."""
-    plan = f.evidence.get("plan")
-    seen = f.evidence.get("discovered")
+    """The finding's "the plan says" and "discovered" cells, as table cells: each line made safe
+    (:func:`unifab.report.text.cell`) before the lines are joined."""
+    plan = [cell(x) for x in f.evidence.get("plan") or []]
+    seen = [cell(x) for x in f.evidence.get("discovered") or []]
     if f.check in DISCOVERED_FROM:  # about one host, job or leaf: name it, and say where the view comes from
-        who = str(f.subject.get("id", ""))
-        seen_lines = list(seen or [])
+        who = cell(f.subject.get("id", ""))
+        seen_lines = list(seen)
         if f.check == "TOPO-UPLINKS":
-            seen_lines += [f"not up: {cable}" for cable in f.evidence.get("b", {}).get("not_up", [])]
-        return "\n".join([who, *(plan or [])]), "\n".join([who, *seen_lines, f"(from {DISCOVERED_FROM[f.check]})"])
+            seen_lines += [cell(f"not up: {cable}") for cable in f.evidence.get("b", {}).get("not_up", [])]
+        return "\n".join([who, *plan]), "\n".join([who, *seen_lines, f"(from {DISCOVERED_FROM[f.check]})"])
     if f.check == "TOPO-DEGRADED":
         a, b = f.evidence.get("a", {}), f.evidence.get("b", {})
         want = f.evidence.get("expected_speed_mbps")
         speeds = f"{_gbps(a.get('speed_mbps'))} / {_gbps(b.get('speed_mbps'))}"
-        return (f"{', '.join(plan or [])} at {_gbps(want)}".strip(), f"{', '.join(seen or [])} at {speeds}")
-    rail = f.evidence.get("rail")
-    seen_text = "\n".join(seen or []) or "nothing (no LLDP on either end)"
+        return (f"{', '.join(plan)} at {_gbps(want)}".strip(), f"{', '.join(seen)} at {speeds}")
+    rail = [cell(x) for x in f.evidence.get("rail") or []]
+    seen_text = "\n".join(seen) or "nothing (no LLDP on either end)"
     if rail:
         seen_text += "\n" + "\n".join(rail)
-    return "\n".join(plan or []) or "nothing (not in the plan)", seen_text
+    return "\n".join(plan) or "nothing (not in the plan)", seen_text
 
 
 def _gbps(value: Any) -> str:
@@ -115,11 +117,11 @@ def _print_table(out: Console, findings: list[Finding], has_plan: bool) -> None:
     for f in findings:
         plan, seen = _views(f)
         table.add_row(
-            f"{f.check}\n{KIND_TITLES.get(f.check, '')}",
+            f"{cell(f.check)}\n{KIND_TITLES.get(f.check, '')}",
             f.severity.value,
             plan,
             seen,
-            str(f.impact.get("summary", "")),
+            cell(f.impact.get("summary", "")),
         )
     out.print(table)
 
@@ -232,12 +234,12 @@ def plan(
         sys.stdout.write(dumps(summary) + "\n")
     else:
         stdout = console()
-        stdout.print(f"[green]wrote {plural(len(cables), 'planned cable')} to {target}[/]")
+        stdout.print(f"[green]wrote {plural(len(cables), 'planned cable')} to {cell(target)}[/]")
         for key, value in summary.items():
             if key not in ("out", "cables", "skipped"):
-                stdout.print(f"  {key}: {value}")
+                stdout.print(f"  {cell(key)}: {cell(value)}")
         for skipped in summary.get("skipped", []):
-            stdout.print(f"  [yellow]skipped cable {skipped['cable']}: {skipped['reason']}[/]")
+            stdout.print(f"  [yellow]skipped cable {cell(skipped['cable'])}: {cell(skipped['reason'])}[/]")
     raise typer.Exit(EXIT_CLEAN)
 
 
@@ -347,28 +349,28 @@ _STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yell
 def _print_grid(out: Console, doc: dict[str, Any]) -> None:
     from rich.table import Table
 
-    table = Table(title=doc["title"], show_lines=False)
+    table = Table(title=cell(doc["title"]), show_lines=False)
     table.add_column("SU")
     for rail in doc["rails"]:
         table.add_column(f"rail {rail}" if rail is not None else "rail ?", overflow="fold")
     for unit in doc["scalable_units"]:
         by_rail = {c["rail"]: c for c in unit["leaves"]}
-        row = [unit["su"]]
+        row = [cell(unit["su"])]
         for rail in doc["rails"]:
-            cell = by_rail.get(rail)
-            if cell is None:
+            leaf = by_rail.get(rail)
+            if leaf is None:
                 row.append("")
                 continue
-            bad = sum(n for k, n in cell["host_links_by_severity"].items() if k != "ok")
-            style = _STYLE[cell["severity"]]
-            row.append(f"[{style}]{cell['severity']}[/] {bad}/{cell['host_links']}")
+            bad = sum(n for k, n in leaf["host_links_by_severity"].items() if k != "ok")
+            style = _STYLE[leaf["severity"]]
+            row.append(f"[{style}]{leaf['severity']}[/] {bad}/{leaf['host_links']}")
         table.add_row(*row)
     out.print(table)
     s = doc["summary"]
-    spines = ", ".join(f"{sp['spine']}:{sp['severity']}" for sp in doc["spines"] if sp["severity"] != "ok")
+    spines = ", ".join(f"{cell(sp['spine'])}:{sp['severity']}" for sp in doc["spines"] if sp["severity"] != "ok")
     out.print(
         f"{s['leaves']} leaves, {s['spines']} spines ({spines or 'all clean'}); cells: worst severity, "
         "flagged/total host links"
     )
     if "rail_map" in doc:
-        out.print(f"rail map written to {doc['rail_map']}")
+        out.print(f"rail map written to {cell(doc['rail_map'])}")

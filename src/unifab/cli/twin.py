@@ -36,6 +36,9 @@ def twin_generate(
     nic_driver: Annotated[
         str, typer.Option(help="mlx5 driver stack: ofed (MLNX_OFED), upstream (in-tree), or mixed (by host).")
     ] = "ofed",
+    faults: Annotated[
+        int, typer.Option(min=0, help="Faults to inject as telemetry/*.om timelines, with noise (unifab health).")
+    ] = 0,
     quiet: QuietOption = False,
 ) -> None:
     """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
@@ -45,6 +48,8 @@ def twin_generate(
     Example: unifab twin generate --gpus 512 --out ./b2 --switch-os mixed
 
     Example: unifab twin generate --gpus 256 --out ./b3 --nic-vendor mixed --nic-driver mixed
+
+    Example: unifab twin generate --gpus 128 --out ./b4 --faults 3   (then: unifab health ./b4)
     """
     from unifab.errors import UnifabError
     from unifab.twin.cluster import device_count
@@ -64,6 +69,7 @@ def twin_generate(
                 nic_vendor=nic_vendor,
                 nic_driver=nic_driver,
                 progress=advance,
+                faults=faults,
             )
     except UnifabError as exc:
         fail(str(exc))
@@ -72,6 +78,7 @@ def twin_generate(
     console().print(
         f"wrote {result.root}: {plural(result.hosts, 'host')}, {plural(result.switches, 'switch', 'switches')}, "
         f"{plural(injected, 'injected misconfiguration')}"
+        + (f", {plural(len(result.truth['faults']), 'fault')} in telemetry/" if faults else "")
         + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
     )
 

@@ -79,8 +79,11 @@ def _now() -> str:
 
 
 def _line(sign: str, f: Finding) -> str:
+    """One changed finding as a plain line, device text made visible (:func:`unifab.report.text.display`)."""
+    from unifab.report.text import display
+
     where = f.entities[0] if f.entities else f.subject.get("id", f.subject.get("path", ""))
-    return f"  {sign} {f.severity.value:<8} {f.check:<20} {where}  {f.message}"
+    return display(f"  {sign} {f.severity.value:<8} {f.check:<20} {where}  {f.message}")
 
 
 def report(update: Update, output: str, out: TextIO, stamp: str) -> None:
@@ -113,7 +116,9 @@ def _problem(message: str, output: str, out: TextIO) -> None:
     if output == "json":
         out.write(orjson.dumps({"time": stamp, "error": message}).decode() + "\n")
     else:
-        out.write(f"{stamp} cannot re-check: {message}; still watching\n")
+        from unifab.report.text import display
+
+        out.write(f"{stamp} cannot re-check: {display(message)}; still watching\n")
     out.flush()
 
 

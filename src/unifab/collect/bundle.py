@@ -195,17 +195,31 @@ def _read_nvue(name: str, switch_dir: SourcePath, problems: Problems) -> tuple[S
     return switch_from_nvue(name, nvue_dir, problems), nvue_lldp_links(name, nvue_dir, problems)
 
 
+def _read_junos(name: str, switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
+    from unifab.collect.junos import junos_lldp_links, switch_from_junos
+
+    junos_dir = switch_dir / "junos"
+    return switch_from_junos(name, junos_dir, problems), junos_lldp_links(name, junos_dir, problems)
+
+
 # The reader of each platform that lives in a switch directory (see unifab.platforms), in the order tried.
-SWITCH_READERS: dict[str, SwitchReader] = {"sonic": _read_sonic, "eos": _read_eos, "nvue": _read_nvue}
+SWITCH_READERS: dict[str, SwitchReader] = {
+    "sonic": _read_sonic,
+    "eos": _read_eos,
+    "nvue": _read_nvue,
+    "junos": _read_junos,
+}
 
 
 def _load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
     """One switch directory: the first platform whose configuration file is there, and the links its LLDP saw.
 
     Without one, an ``INPUT-MISSING`` names the device and what was looked for; an OS directory no platform
-    declares (``junos/``, say) is named as such, never read as another OS.
+    declares (``dellos10/``, say) is named as such, never read as another OS. A switch whose last ``unifab
+    collect`` failed (``collect.json``'s ``last_attempt``) is read as it is, with an ``INPUT-STALE``.
     """
     name = switch_dir.name
+    _report_stale(switch_dir, problems)
     for os_name, reader in SWITCH_READERS.items():
         config_file = PLATFORMS[os_name].config_file
         if config_file is not None and (switch_dir / config_file).is_file():
@@ -224,6 +238,38 @@ def _load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | N
         expected = PLATFORMS[known[0] if known else next(iter(SWITCH_READERS))].config_file
         problems.missing(switch_dir / str(expected), f"no supported switch configuration found ({wanted})", device=name)
     return None, []
+
+
+def _report_stale(switch_dir: SourcePath, problems: Problems) -> None:
+    """``INPUT-STALE`` when the switch's ``collect.json`` records a failed last attempt (the files are older)."""
+    record = switch_dir / layout.COLLECT_JSON
+    if not record.is_file():
+        return
+    try:
+        doc = orjson.loads(record.read_bytes())
+    except OSError as exc:
+        problems.unreadable(record, f"cannot read: {exc.strerror or exc}", device=switch_dir.name)
+        return
+    except orjson.JSONDecodeError as exc:
+        problems.unreadable(record, f"expected a JSON object ({exc.msg})", line=exc.lineno, device=switch_dir.name)
+        return
+    if not isinstance(doc, dict):
+        problems.unreadable(record, "expected a JSON object", device=switch_dir.name)
+        return
+    attempt = doc.get("last_attempt")
+    if not isinstance(attempt, dict) or attempt.get("result") != "failed":
+        return
+    problems.stale(
+        record,
+        switch_dir.name,
+        data_from=_text(doc.get("finished")),
+        failed_at=_text(attempt.get("finished")) or _text(attempt.get("started")),
+        reason=_text(attempt.get("reason")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _load_ib(path: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:

@@ -10,10 +10,15 @@ Exceptions (every message names the device, the URL and what happened)::
 
     UnifabError
     └── EapiError               any failure talking to one device
-        ├── EapiUnreachable     connection refused or reset, DNS, TLS handshake, timeout
+        ├── EapiUnreachable     connection refused or reset, DNS, TLS handshake, timeout, the total deadline
         ├── EapiAuthError       HTTP 401/403, or no credentials given
         ├── EapiCommandError    the JSON-RPC reply carries an error object (code, message, CLI errors)
-        └── EapiResponseError   an answer that is not an eAPI JSON-RPC reply (HTTP status, JSON, shape)
+        └── EapiResponseError   an answer that is not an eAPI JSON-RPC reply (HTTP status, JSON, shape, a body
+                                that cannot be decoded, a reply over the byte cap)
+
+Every reply is streamed under the client's :class:`~unifab.collect.limits.Budget`: ``timeout`` bounds each
+connect and read, ``deadline_s`` the client's whole life (every request; a server that drips bytes is cut
+off), ``max_bytes`` what the device may send in all (decoded; a larger ``Content-Length`` is refused unread).
 
 :func:`collect_eos` runs the bundle's EOS commands and writes ``switches/<name>/eos/{running-config.txt,
 show-interfaces.json, show-lldp-neighbors-detail.json, show-version.json}`` under a bundle directory.
@@ -33,6 +38,8 @@ from typing import Any
 import httpx
 import orjson
 
+from unifab.collect.limits import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, Budget, BudgetExceeded, HttpReply, http_read
+from unifab.collect.staging import write_file
 from unifab.errors import UnifabError, UsageError
 
 __all__ = [
@@ -113,6 +120,8 @@ class EapiClient:
         verify: bool | str | Path = True,
         enable: bool = True,
         env: Mapping[str, str] | None = None,
+        deadline_s: float | None = DEFAULT_DEADLINE_S,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> None:
         env = os.environ if env is None else env
         self.host = host
@@ -133,6 +142,7 @@ class EapiClient:
         self.timeout = timeout
         self.enable = enable
         self._ids = itertools.count(1)
+        self.budget = Budget(deadline_s, max_bytes)
         self._client = httpx.Client(
             auth=httpx.BasicAuth(self.username, password),
             timeout=httpx.Timeout(timeout),
@@ -143,6 +153,7 @@ class EapiClient:
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def close(self) -> None:
+        self.budget.close()
         self._client.close()
 
     def __enter__(self) -> EapiClient:
@@ -188,10 +199,18 @@ class EapiClient:
 
     # -- internals -----------------------------------------------------------------------------------
 
-    def _post(self, body: bytes) -> httpx.Response:
+    def _post(self, body: bytes) -> HttpReply:
         where = f"{self.url}"
         try:
-            return self._client.post(self.url, content=body)
+            return http_read(self._client, "POST", self.url, self.budget, per_read_timeout=self.timeout, content=body)
+        except BudgetExceeded as exc:
+            if exc.deadline:
+                raise EapiUnreachable(self.name, f"{where}: {exc.reason}") from None
+            raise EapiResponseError(self.name, f"{where}: {exc.reason}") from None
+        except httpx.DecodingError as exc:
+            raise EapiResponseError(
+                self.name, f"{where} answered a body that cannot be decoded ({_reason(exc)})"
+            ) from None
         except httpx.TimeoutException as exc:
             raise EapiUnreachable(
                 self.name, f"no answer from {where} within {self.timeout:g}s ({type(exc).__name__})"
@@ -202,16 +221,18 @@ class EapiClient:
             raise EapiUnreachable(self.name, f"cannot connect to {where}: {_reason(exc)}") from exc
         except httpx.TransportError as exc:
             raise EapiUnreachable(self.name, f"transport error talking to {where}: {_reason(exc)}") from exc
+        except httpx.HTTPError as exc:  # anything else httpx refuses (a redirect loop, a malformed URL)
+            raise EapiResponseError(self.name, f"{where}: {type(exc).__name__}: {_reason(exc)}") from None
 
-    def _results(self, response: httpx.Response, request_id: str, expected: int) -> list[Any]:
+    def _results(self, response: HttpReply, request_id: str, expected: int) -> list[Any]:
         where = self.url
-        status = response.status_code
+        status = response.status
         if status in (401, 403):
             raise EapiAuthError(self.name, f"{where} refused the credentials of user {self.username!r} (HTTP {status})")
         if status != 200:
-            raise EapiResponseError(self.name, f"{where} answered HTTP {status} {response.reason_phrase}".rstrip())
+            raise EapiResponseError(self.name, f"{where} answered HTTP {status} {response.reason}".rstrip())
         try:
-            body = orjson.loads(response.content)
+            body = orjson.loads(response.body)
         except orjson.JSONDecodeError as exc:
             raise EapiResponseError(self.name, f"{where} answered something that is not JSON ({exc.msg})") from None
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
@@ -283,7 +304,7 @@ def collect_eos(client: EapiClient, out_dir: Path) -> Path:
     config = client.running_config()
     dest = out_dir / "switches" / client.name / "eos"
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / RUNNING_CONFIG_FILE).write_text(config if config.endswith("\n") else config + "\n", encoding="utf-8")
+    write_file(dest / RUNNING_CONFIG_FILE, (config if config.endswith("\n") else config + "\n").encode("utf-8"))
     for (filename, _), result in zip(BUNDLE_FILES.items(), results, strict=True):
-        (dest / filename).write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        write_file(dest / filename, orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     return dest

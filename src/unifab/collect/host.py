@@ -16,6 +16,7 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``cmd/ethtool-S/<netdev>.txt``                     counters ``ethtool:<name>``
 ``cmd/ethtool-a/<netdev>.txt``                     802.3x global pause (``ethtool -a``)
 ``cmd/ethtool-m/<netdev>.txt``                     the transceiver
+``cmd/ip-d-link.txt``                               every netdev's ``maxmtu`` (``ip -d link show``)
 ``cmd/rdma-statistic.txt``                         counters ``rdma:<name>`` the sysfs tree lacks
 ``cmd/lspci-vvv.txt``                              PCIe link of NICs and GPUs, NUMA node, driver, ACS on bridges
 ``cmd/nvidia-smi-q.xml``                           GPU identity, PCIe link, driver and CUDA versions
@@ -70,6 +71,7 @@ from unifab.parse.host import (
     hw_counters,
     ibdev2netdev,
     ibv_devinfo,
+    ip_link,
     lldpcli,
     lspci,
     mlnx_qos,
@@ -98,6 +100,7 @@ from unifab.layout import (
     GPU_DRIVER,
     IBDEV2NETDEV,
     IBV_DEVINFO,
+    IP_LINK,
     LLDPCLI,
     LSPCI,
     MLNX_QOS_DIR,
@@ -176,6 +179,7 @@ class _HostReader:
         self.pci = self.lspci.by_bdf() if self.lspci else {}
         self.nccl = self.parse(NCCL_TOPO, nccl_topo.parse)
         self.smi_q = self.parse(NVIDIA_SMI_Q, nvidia_smi_q.parse)
+        self.max_mtus = self.parse(IP_LINK, ip_link.max_mtus) or {}
 
     # --- generic reading ----------------------------------------------------------------------------
 
@@ -359,6 +363,7 @@ class _HostReader:
             driver_version=self.parse(f"{SYS_MODULE}/{driver}/version", parse_word) if driver else None,
             pcie=_pcie(pci) if pci else None,
             global_pause=self._pause(netdev),
+            max_mtu=self.max_mtus.get(netdev),
         )
 
     def _pause(self, netdev: str) -> tuple[bool, bool] | None:
@@ -489,6 +494,7 @@ class _HostReader:
             roce_tos=roce.tos if roce else None,
             roce_mode=roce.mode if roce else None,
             source=source,
+            dcbx=qos.dcbx,
         )
 
     def _bnxt_qos(self, rdma: str | None, qos_path: SourcePath) -> NicQos | None:
@@ -502,8 +508,7 @@ class _HostReader:
             files = [p for p in cc_dir.iterdir() if p.is_file()] if cc_dir.is_dir() else []
             tree = self.parse_tree(base, files, bnxt_qos.parse_tree)
             cc = next((c for c in tree.cc if c.port in (PORT, None)), None) if tree else None
-        # bnxt_re congestion control is one switch for the device's RoCE traffic, not per priority
-        ecn = None if cc is None or cc.ecn_enable is None else (frozenset(range(8)) if cc.ecn_enable else frozenset())
+        ecn = _bnxt_dcqcn(cc)
         tclass = self._traffic_class(rdma)
         roce = self._roce_defaults(rdma)
         return NicQos(
@@ -672,6 +677,18 @@ def _acs_bridges(record: lspci.Lspci) -> tuple[str, ...]:
         and d.acs is not None
         and any(astuple(d.acs))
     )
+
+
+def _bnxt_dcqcn(cc: bnxt_qos.BnxtCc | None) -> frozenset[int] | None:
+    """NP/RP of a Thor NIC: bnxt_re CC is one switch for the device's RoCE traffic, not per priority, and DCQCN
+    runs only when it is on (``ecn_enable``) and RoCE leaves ECN-capable (``ecn_marking``), as ``dcqcn_on``
+    says. Off when either is 0; unknown (None) when one was not read and the other does not say off."""
+    if cc is None:
+        return None
+    on = cc.dcqcn_on
+    if on is None:
+        return frozenset() if 0 in (cc.ecn_enable, cc.ecn_marking) else None
+    return frozenset(range(8)) if on else frozenset()
 
 
 def _stems(directory: SourcePath) -> set[str]:

@@ -74,6 +74,7 @@ HOST_COMMANDS = (
     Command(layout.DMESG, ("dmesg",), empty_ok=True),
     Command(layout.UNAME, ("uname", "-r")),
     Command(layout.LLDPCLI, ("lldpcli", "-f", "json0", "show", "neighbors", "details")),
+    Command(layout.IP_LINK, ("ip", "-d", "link", "show")),
 )
 
 
@@ -190,6 +191,12 @@ def collect_host(
 
 
 def _replace(staging: Path, target: Path) -> None:
+    """``staging`` in the place of ``target``: one atomic swap where the system has one, else two renames."""
+    from unifab.collect.staging import exchange
+
+    if target.is_dir() and not target.is_symlink() and exchange(staging, target):
+        shutil.rmtree(staging, ignore_errors=True)  # the swap left the previous directory here
+        return
     old: Path | None = None
     if target.exists():
         old = staging.with_name(staging.name + ".old")

@@ -1,4 +1,5 @@
-"""Input problems met while reading a bundle: each becomes an ``INPUT-UNREADABLE`` or ``INPUT-MISSING`` finding.
+"""Input problems met while reading a bundle: each becomes an ``INPUT-UNREADABLE``, ``INPUT-MISSING`` or
+``INPUT-STALE`` finding.
 
 Every reader takes one :class:`Problems` and records what it could not read, so one bad file costs that
 file (a located finding), never the device or the run.
@@ -16,7 +17,9 @@ from unifab.sources import SourcePath
 
 T = TypeVar("T")
 
-__all__ = ["Problems"]
+__all__ = ["MAX_REASON", "Problems"]
+
+MAX_REASON = 500  # characters of a recorded failure reason quoted in a finding
 
 
 @dataclass(slots=True)
@@ -54,6 +57,33 @@ class Problems:
                 message=f"{self.rel(path)} is missing: {why}",
                 evidence={"file": self.rel(path)},
                 entities=(f"file:{self.rel(path)}",),
+            )
+        )
+
+    def stale(
+        self, path: SourcePath, device: str, data_from: str | None, failed_at: str | None, reason: str | None
+    ) -> None:
+        """``device``'s last collect failed and its files are an earlier collect's (``path``: its collect.json)."""
+        age = f"from {data_from}" if data_from else "of unknown age"
+        why = (reason or "no reason recorded")[:MAX_REASON]
+        message = (
+            f"{device}: the data read is stale: the collect at {failed_at or 'an unrecorded time'} failed ({why}); "
+            f"the files are {age}"
+        )
+        self.findings.append(
+            Finding(
+                check="INPUT-STALE",
+                severity=Severity.ERROR,
+                subject={"kind": "switch", "id": f"switch:{device}", "device": device, "path": self.rel(path)},
+                message=message,
+                evidence={
+                    "device": device,
+                    "file": self.rel(path),
+                    "data_from": data_from,
+                    "failed_at": failed_at,
+                    "reason": why,
+                },
+                entities=(f"switch:{device}",),
             )
         )
 

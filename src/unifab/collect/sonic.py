@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
+from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch, SwitchBuffers
 from unifab.parse.switch import sonic_lldp, sonic_qos
 from unifab.sources import SourcePath
 
@@ -40,7 +40,42 @@ def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) ->
             fec=port.fec if port else None,
             description=port.description if port else None,
         )
-    return Switch(name=name, os="sonic", config_file=config_file, ports=ports, hwsku=sw.hwsku, platform=sw.platform)
+    return Switch(
+        name=name,
+        os="sonic",
+        config_file=config_file,
+        ports=ports,
+        hwsku=sw.hwsku,
+        platform=sw.platform,
+        buffers=_buffers(sw.buffer_inputs),
+    )
+
+
+def _buffers(inputs: sonic_qos.SonicBufferInputs | None) -> SwitchBuffers | None:
+    """The buffer model and headroom inputs; ``None`` when a fragment says neither model nor pattern.
+
+    ``buffer_model`` when configured; else a ``LOSSLESS_TRAFFIC_PATTERN`` (only the dynamic model has one) says
+    dynamic; else a full CONFIG_DB without the field is SONiC's default, traditional.
+    """
+    if inputs is None:
+        return None
+    if inputs.buffer_model is not None:
+        model, source = inputs.buffer_model, "DEVICE_METADATA|localhost buffer_model"
+    elif inputs.traffic_pattern:
+        model, source = "dynamic", "inferred: LOSSLESS_TRAFFIC_PATTERN|AZURE exists only in the dynamic model"
+    elif inputs.device_metadata:
+        model, source = "traditional", "DEVICE_METADATA|localhost has no buffer_model: SONiC's default"
+    else:
+        return None
+    return SwitchBuffers(
+        model=model,
+        lossless_mtu=inputs.lossless_mtu,
+        small_packet_percentage=inputs.small_packet_percentage,
+        over_subscribe_ratio=inputs.over_subscribe_ratio,
+        lossless_pool_size=inputs.lossless_pool_size,
+        lossless_pool_xoff=inputs.lossless_pool_xoff,
+        model_source=source,
+    )
 
 
 def _int(value: str | None) -> int | None:
@@ -59,6 +94,8 @@ def _queue(queue: sonic_qos.SonicQueue) -> QueueQos:
         ecn_max_probability=queue.green_drop_probability if marks else None,
         weight=queue.weight,
         scheduler=queue.scheduler,
+        ecn_mode=queue.ecn,
+        wred_green_enable=queue.wred_green_enable,
     )
 
 

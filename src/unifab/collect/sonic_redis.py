@@ -23,8 +23,12 @@ back is the ``redis key -> field -> value`` dict the offline parsers resolve:
 shape, leaf-lists as JSON arrays), ``counters_db.json``, ``appl_db.json`` and ``state_db.json`` (flat
 shape) under a bundle directory, so a live switch and a bundle go through the same parsers.
 
-Connection refused, timeouts, authentication failures and server errors become
-:class:`SonicRedisError` naming the switch and the address; nothing else escapes from redis-py.
+Connection refused, timeouts, authentication failures, server errors and replies that are not RESP become
+:class:`SonicRedisError` naming the switch and the address; nothing else escapes from redis-py. Every
+socket read is bounded by the reader's :class:`~unifab.collect.limits.Budget`: ``timeout_s`` per read,
+``deadline_s`` for the reader's whole life (a server that drips bytes is cut off), ``max_bytes`` for all it
+receives. :func:`dump_to_bundle` writes only what the offline parsers accept: an empty CONFIG_DB, or a
+table the parsers refuse, is the switch's failure (a ``SonicRedisError`` naming the database and key).
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ import redis.exceptions
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from unifab.collect.limits import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, Budget, BudgetExceeded, BudgetSocket
+from unifab.collect.staging import write_file
 from unifab.errors import ParseError, UnifabError
-from unifab.parse.switch import sonic_counters_db, sonic_lldp, sonic_state_db
+from unifab.parse.switch import sonic_counters_db, sonic_lldp, sonic_qos, sonic_state_db
 from unifab.parse.switch.sonic_config_db import SonicConfigDb, deref
 from unifab.parse.switch.sonic_counters_db import SonicCounters
 from unifab.parse.switch.sonic_lldp import SonicLldpNeighbor
@@ -69,12 +75,17 @@ Hashes = dict[str, dict[str, str]]
 
 
 class SonicRedisError(UnifabError):
-    """A switch's Redis could not be read: connection refused, timeout, authentication, server error."""
+    """A switch's Redis could not be read: connection refused, timeout, authentication, server error.
 
-    def __init__(self, switch: str, address: str, reason: str) -> None:
+    ``kind`` is set where the reason is not the connection's: ``"unsupported"`` for content the parsers
+    refuse (or bytes that are not RESP), ``"error"`` for a reply over the byte cap.
+    """
+
+    def __init__(self, switch: str, address: str, reason: str, kind: str | None = None) -> None:
         self.switch = switch
         self.address = address
         self.reason = reason
+        self.kind = kind
         super().__init__(f"switch {switch}: redis at {address}: {reason}")
 
 
@@ -241,11 +252,15 @@ class SonicRedis:
     password: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     batch_size: int = DEFAULT_BATCH_SIZE
+    deadline_s: float | None = DEFAULT_DEADLINE_S  # the reader's whole life, every database
+    max_bytes: int | None = DEFAULT_MAX_BYTES  # all it may receive
     _clients: dict[tuple[str, int, int], redis.Redis] = field(default_factory=dict, init=False, repr=False)
+    budget: Budget = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        self.budget = Budget(self.deadline_s, self.max_bytes)
 
     def __enter__(self) -> SonicRedis:
         return self
@@ -257,6 +272,7 @@ class SonicRedis:
         for client in self._clients.values():
             client.close()
         self._clients.clear()
+        self.budget.close()
 
     # -- addressing ---------------------------------------------------------------------------------
 
@@ -281,7 +297,9 @@ class SonicRedis:
         ck = (host, port, db.id)
         client = self._clients.get(ck)
         if client is None:
-            client = redis.Redis(
+            pool = redis.ConnectionPool(
+                connection_class=_BudgetConnection,
+                budget=self.budget,
                 host=host,
                 port=port,
                 db=db.id,
@@ -292,6 +310,8 @@ class SonicRedis:
                 decode_responses=False,
                 retry=Retry(NoBackoff(), 0),  # fail fast: the caller decides whether to try again
             )
+            client = redis.Redis(connection_pool=pool)
+            client.auto_close_connection_pool = True  # close() releases the pool we made
             self._clients[ck] = client
         return client
 
@@ -301,17 +321,29 @@ class SonicRedis:
         """Every hash of database ``name`` whose key matches the SCAN ``match`` pattern (and ``keep``)."""
         db = self.database(name)
         try:
+            self.budget.check()
             return self._scan_hashes(self._client(db), match, keep)
+        except BudgetExceeded as exc:
+            kind = "unreachable" if exc.deadline else "error"
+            raise SonicRedisError(self.switch, self.address(name), exc.reason, kind) from None
         except redis.exceptions.AuthenticationError as exc:
             raise SonicRedisError(self.switch, self.address(name), f"authentication failed: {exc}") from None
-        except redis.exceptions.TimeoutError as exc:
-            raise SonicRedisError(
-                self.switch, self.address(name), f"timed out after {self.timeout_s} s: {exc}"
-            ) from None
-        except redis.exceptions.ConnectionError as exc:
-            raise SonicRedisError(self.switch, self.address(name), f"cannot connect: {exc}") from None
+        except (redis.exceptions.TimeoutError, redis.exceptions.ConnectionError) as exc:
+            tripped = self.budget.tripped
+            if tripped is not None:
+                kind = "unreachable" if tripped.deadline else "error"
+                raise SonicRedisError(self.switch, self.address(name), tripped.reason, kind) from None
+            if isinstance(exc, redis.exceptions.TimeoutError):
+                reason = f"timed out after {self.timeout_s} s: {exc}"
+            else:
+                reason = f"cannot connect: {exc}"
+            raise SonicRedisError(self.switch, self.address(name), reason) from None
         except (redis.exceptions.RedisError, OSError) as exc:
             raise SonicRedisError(self.switch, self.address(name), f"{type(exc).__name__}: {exc}") from None
+        except (ValueError, IndexError, TypeError, AttributeError, UnicodeError) as exc:
+            # what redis-py's RESP parser raises on bytes that are not RESP (b"$x\r\n" is int("x"))
+            reason = f"answered something that is not a Redis reply ({type(exc).__name__}: {exc})"
+            raise SonicRedisError(self.switch, self.address(name), reason, "unsupported") from None
 
     def _scan_hashes(self, client: redis.Redis, match: str, keep: Callable[[str], bool] | None) -> Hashes:
         out: Hashes = {}
@@ -385,6 +417,24 @@ class SonicRedis:
 STATE_TABLES = ("PORT_TABLE", "BUFFER_MAX_PARAM_TABLE", "QUEUE_COUNTER_CAPABILITIES", "PORT_COUNTER_CAPABILITIES")
 
 
+class _BudgetConnection(redis.Connection):
+    """A redis-py TCP connection whose socket is a :class:`BudgetSocket`: every read and write is bounded by
+    the reader's budget (time left, bytes received), whatever the server sends."""
+
+    def __init__(self, *, budget: Budget, **kwargs: Any) -> None:
+        self._budget = budget
+        super().__init__(**kwargs)  # type: ignore[no-untyped-call]
+
+    def _connect(self) -> Any:
+        nominal = self.socket_connect_timeout
+        self.socket_connect_timeout = self._budget.timeout(nominal)
+        try:
+            sock = super()._connect()  # type: ignore[no-untyped-call]
+        finally:
+            self.socket_connect_timeout = nominal
+        return BudgetSocket(sock, self._budget)
+
+
 def dump_to_bundle(reader: SonicRedis, out_dir: Path, name: str | None = None) -> Path:
     """Write the switch's databases as bundle files under ``out_dir/switches/<name>/sonic/``.
 
@@ -393,18 +443,43 @@ def dump_to_bundle(reader: SonicRedis, out_dir: Path, name: str | None = None) -
     """
     switch = name or reader.switch
     config = config_db_document(reader.config_db_hashes(), reader.database("CONFIG_DB").separator)
+    if not config:
+        raise SonicRedisError(
+            reader.switch,
+            reader.address("CONFIG_DB"),
+            "CONFIG_DB holds no table rows: there is nothing to check",
+            "unsupported",
+        )
     files = {
         "config_db.json": config,
         "counters_db.json": reader.counters_db_hashes(),
         "appl_db.json": reader.appl_db_hashes(),
         "state_db.json": reader.state_db_hashes(),
     }
+    data = {
+        name: orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        for name, doc in files.items()
+    }
+    for filename, (db, parser) in _VALIDATE.items():
+        try:
+            parser(data[filename], f"{filename} ({db})")
+        except ParseError as exc:
+            reason = f"{db} content not understood: {exc}"
+            raise SonicRedisError(reader.switch, reader.address(db), reason, "unsupported") from None
     sonic_dir = out_dir / "switches" / switch / "sonic"
     sonic_dir.mkdir(parents=True, exist_ok=True)
-    for filename, doc in files.items():
-        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-        (sonic_dir / filename).write_bytes(data)
+    for filename, body in data.items():
+        write_file(sonic_dir / filename, body)
     return sonic_dir
+
+
+# Each file dump_to_bundle writes, its database, and the parser that must accept it (what `check` reads).
+_VALIDATE: dict[str, tuple[str, Callable[[bytes, str], object]]] = {
+    "config_db.json": ("CONFIG_DB", sonic_qos.parse),
+    "counters_db.json": ("COUNTERS_DB", sonic_counters_db.parse),
+    "appl_db.json": ("APPL_DB", sonic_lldp.parse),
+    "state_db.json": ("STATE_DB", sonic_state_db.parse),
+}
 
 
 def _text(raw: bytes | str) -> str:

@@ -34,9 +34,16 @@ operational MTU, speed (``bandwidth``; vEOS reports 0, i.e. unknown) and descrip
 uses it wherever the configuration is silent, and where an ``mtu`` line was reconstructed it carries
 the same value as the reply.
 
-Hosts of any other ``devtype`` (Junos ``junos-qfx``, ``linux`` servers, ...) are not imported; each
-is listed in the returned notes as ``"<host> (<devtype>): not imported"``. Their LLDP peers on the
-EOS side still appear as links whose far end is not a switch of the bundle.
+Juniper hosts (``devtype`` ``junos-qfx``, ``junos-mx``, ...: any ``junos*``) are written as the Junos reader
+(:mod:`unifab.collect.junos`) expects them, each file the record's ``data`` text exactly as captured::
+
+    switches/<host>/junos/show-interfaces.json             show interface(s) | display json
+    switches/<host>/junos/show-lldp-neighbors-detail.json  show lldp neighbors detail | display json
+
+SuzieQ records a CLI command's exit status (0 is success) where eAPI's is HTTP (200). Hosts of any other
+``devtype`` (``linux`` servers, ...) are not imported; each is listed in the returned notes as
+``"<host> (<devtype>): not imported"``. Their LLDP peers on the switch side still appear as links whose
+far end is not a device of the bundle.
 """
 
 from __future__ import annotations
@@ -47,9 +54,10 @@ from pathlib import Path
 
 import orjson
 
+from unifab.collect import junos as junos_reader
 from unifab.collect.eos import LLDP_FILE, RUNNING_CONFIG, SHOW_INTERFACES, SHOW_VERSION
 from unifab.errors import ParseError
-from unifab.parse.switch import eos_json
+from unifab.parse.switch import eos_json, junos
 
 __all__ = ["EOS_FILES", "gather_to_bundle", "reconstruct_running_config"]
 
@@ -62,10 +70,22 @@ EOS_FILES = {
 _ROUTABLE_PREFIXES = ("Ethernet", "Port-Channel")  # where `no switchport` means something
 
 
+# Junos CLI commands as SuzieQ sends them (``| display json | no-more`` taken off) -> the Junos reader's files
+JUNOS_FILES = {
+    "show interface": junos_reader.INTERFACES_FILE,
+    "show interfaces": junos_reader.INTERFACES_FILE,
+    "show lldp neighbors detail": junos_reader.LLDP_FILE,
+}
+JUNOS_PARSERS = {
+    junos_reader.INTERFACES_FILE: junos.parse_interfaces_json,
+    junos_reader.LLDP_FILE: junos.parse_lldp_json,
+}
+
+
 @dataclass(slots=True)
 class _Host:
     devtype: str
-    replies: dict[str, object] = field(default_factory=dict)  # command -> eAPI result object
+    replies: dict[str, object] = field(default_factory=dict)  # EOS: command -> eAPI result; Junos: file -> text
     failed: set[str] = field(default_factory=set)
 
 
@@ -85,6 +105,9 @@ def gather_to_bundle(paths: list[Path], out_dir: Path) -> list[str]:
     notes: list[str] = []
     for name in sorted(hosts):
         host = hosts[name]
+        if _is_junos(host.devtype):
+            notes += _write_junos(name, host, out_dir)
+            continue
         if host.devtype != "eos":
             notes.append(f"{name} ({host.devtype}): not imported")
             continue
@@ -145,6 +168,40 @@ def _interface_sort_key(name: str) -> tuple[object, ...]:
     return tuple(parts)
 
 
+def _is_junos(devtype: str) -> bool:
+    return devtype.startswith("junos")
+
+
+def _write_junos(name: str, host: _Host, out_dir: Path) -> list[str]:
+    """A Junos host's replies as the Junos reader's files (each checked by its parser first)."""
+    notes: list[str] = []
+    junos_dir = out_dir / "switches" / name / "junos"
+    for file_name in dict.fromkeys(JUNOS_FILES.values()):
+        text = host.replies.get(file_name)
+        if not isinstance(text, str):
+            why = "failed in the gather" if file_name in host.failed else "not in the gather"
+            notes.append(f"{name} ({host.devtype}): {file_name} {why}; not written")
+            continue
+        JUNOS_PARSERS[file_name](text, f"{name}: {file_name}")  # ParseError names the host and the reply
+        junos_dir.mkdir(parents=True, exist_ok=True)
+        (junos_dir / file_name).write_text(text, encoding="utf-8")
+    return notes
+
+
+def _junos_record(host: _Host, cmd: str, record: dict[str, object]) -> None:
+    """Keep one Junos reply (its ``data`` text) under the reader's file name; other commands are ignored."""
+    cmd = cmd.strip().removesuffix("| no-more").strip().removesuffix("| display json").strip()
+    file_name = JUNOS_FILES.get(cmd)
+    if file_name is None:
+        return
+    data = record.get("data")
+    if record.get("status") not in (0, 200) or not isinstance(data, str) or not data.strip():
+        host.failed.add(file_name)
+        return
+    host.replies[file_name] = data
+    host.failed.discard(file_name)
+
+
 def _collect(text: str, source: str, hosts: dict[str, _Host]) -> None:
     """Add the records of one gather file to ``hosts`` (a later reply replaces an earlier one)."""
     decoder = json.JSONDecoder()
@@ -165,6 +222,9 @@ def _collect(text: str, source: str, hosts: dict[str, _Host]) -> None:
             if not (isinstance(name, str) and isinstance(devtype, str) and isinstance(cmd, str)):
                 continue
             host = hosts.setdefault(name, _Host(devtype))
+            if _is_junos(devtype):
+                _junos_record(host, cmd, record)
+                continue
             if devtype != "eos":
                 continue
             cmd = cmd.removesuffix("| json").strip()

@@ -1,6 +1,6 @@
 """Device platforms as data: what each switch OS unifab knows looks like in a bundle and on the wire.
 
-One module per platform (:mod:`.sonic`, :mod:`.eos`, :mod:`.nvue`, :mod:`.ib`) declares its
+One module per platform (:mod:`.sonic`, :mod:`.eos`, :mod:`.nvue`, :mod:`.junos`, :mod:`.ib`) declares its
 :class:`Platform`: the bundle directory and files that identify it, how its front-panel ports are named,
 which names are valid in its commands, and how ``unifab collect`` reads it live. The layers that act on a
 platform keep their part in a registry keyed by :attr:`Platform.name` — the bundle readers
@@ -12,13 +12,15 @@ silent default. ``docs/add-a-platform.md`` walks through adding one.
 
 from __future__ import annotations
 
-from unifab.platforms import eos, ib, nvue, sonic
+from unifab.platforms import eos, ib, junos, nvue, sonic
 from unifab.platforms.base import Platform, UnknownPlatformError, safe_name
 
 __all__ = ["PLATFORMS", "Platform", "UnknownPlatformError", "platform", "safe_name"]
 
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (sonic.PLATFORM, eos.PLATFORM, nvue.PLATFORM, ib.PLATFORM)}
+PLATFORMS: dict[str, Platform] = {
+    p.name: p for p in (sonic.PLATFORM, eos.PLATFORM, nvue.PLATFORM, junos.PLATFORM, ib.PLATFORM)
+}
 
 
 def platform(name: str, device: str | None = None) -> Platform:

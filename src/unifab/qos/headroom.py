@@ -9,6 +9,10 @@ lossless class drops packets. Two vendor formulas say how much that is:
 * SONiC's Mellanox switch formula (:func:`sonic_mellanox_xoff`), reference host-nic-roce.md §5.3 and
   switch-qos-sonic-eos-nvue.md §1.4, from sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua``.
 
+What a SONiC PG must hold depends on the switch's buffer model (:func:`sonic_requirement`): the
+traditional buffermgrd copies the SKU's ``pg_profile_lookup.ini`` row (:mod:`unifab.qos.pg_profile_tables`),
+the dynamic one runs the Lua with the switch's ``LOSSLESS_TRAFFIC_PATTERN``.
+
 Where the switch ASIC is not known, :func:`qbb_xoff_bytes` gives a vendor-neutral *lower bound*
 built from the terms the references quantify (the references give the generic 802.1Qbb headroom
 only as a list of terms, not as a formula with constants; see the function).
@@ -22,23 +26,32 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from unifab.qos.pg_profile_tables import PG_PROFILE_TABLES, PgProfileRow, PgProfileTable, cable_bucket, table_for
+
 __all__ = [
+    "COMMON_CABLE_BUCKETS_M",
     "MLX5_CELL_BYTES",
+    "MLX5_CONNECTX_MAX_MTU",
     "MLX5_DEFAULT_CABLE_LEN_M",
     "MLX5_MAX_CABLE_LEN_M",
     "MLX5_MIN_MAX_MTU",
     "MLX5_MIN_SPEED_MBPS",
     "PAUSE_QUANTA",
+    "SONIC_DEFAULT_LOSSLESS_MTU",
+    "SONIC_SPP_WHEN_UNKNOWN",
     "SPECTRUM_ASICS",
     "AsicParams",
     "HeadroomCalc",
+    "SonicRequirement",
     "bytes_on_cable",
     "ceil1k",
     "guess_asic",
     "mlx5_required_buffer",
     "mlx5_xoff_bytes",
     "qbb_xoff_bytes",
+    "sonic_cable_length_m",
     "sonic_mellanox_xoff",
+    "sonic_requirement",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -48,6 +61,10 @@ MLX5_MIN_SPEED_MBPS = 40_000  # calculate_xoff floors the link speed at 40G (and
 MLX5_DEFAULT_CABLE_LEN_M = 7  # MLX5E_DEFAULT_CABLE_LEN
 MLX5_MAX_CABLE_LEN_M = 1000  # MLX5E_MAX_CABLE_LENGTH: the driver ignores a PFC delay of 0 or >= this
 MLX5_MIN_MAX_MTU = 9216  # max_mtu = max(netdev max_mtu, 9216): 9216 is the floor the driver always applies
+# ConnectX netdevs report `maxmtu 9978` (`ip -d link`, CX-4 Lx and CX-7 captures; reference review Q2): the
+# max_mtu the driver uses when the netdev's own is not collected. 9216 alone is 762 B low and the driver
+# rejects a buffer sized with it (-ENOMEM).
+MLX5_CONNECTX_MAX_MTU = 9978
 MLX5_CELL_BYTES = 128  # port buffer cell when the SBCAM register does not report one
 
 
@@ -73,14 +90,16 @@ def mlx5_required_buffer(
     speed_mbps: int,
     cable_m: int,
     mtu: int,
-    max_mtu: int = MLX5_MIN_MAX_MTU,
+    max_mtu: int = MLX5_CONNECTX_MAX_MTU,
     cell_bytes: int = MLX5_CELL_BYTES,
 ) -> int:
     """Smallest lossless receive buffer the mlx5 driver accepts: ``xoff + max_mtu + cell``.
 
     ``update_xoff_threshold`` rejects a lossless buffer below this size (``-ENOMEM``) and otherwise sets
-    ``xoff_threshold = size - xoff`` and ``xon_threshold = xoff_threshold - max_mtu``. ``max_mtu`` is
-    ``max(netdev max_mtu, 9216)``, so 9216 is a floor. Reference host-nic-roce.md §5.2.
+    ``xoff_threshold = size - xoff`` and ``xon_threshold = xoff_threshold - max_mtu``. The driver's
+    ``max_mtu`` is ``max(netdev max_mtu, 9216)`` (``MINIMUM_MAX_MTU``), so 9216 is a floor; pass the netdev's
+    real max_mtu (``ip -d link`` maxmtu). The default is ConnectX's 9978. Reference host-nic-roce.md §5.2,
+    review-qos-and-fixes.md Q2.
     """
     return mlx5_xoff_bytes(speed_mbps, cable_m, mtu) + max(max_mtu, MLX5_MIN_MAX_MTU) + cell_bytes
 
@@ -201,7 +220,7 @@ def sonic_mellanox_xoff(
     port_mtu: int,
     asic: AsicParams,
     lossless_mtu: int = 1024,
-    small_packet_percentage: int = 50,
+    small_packet_percentage: int = 100,
     shared_headroom_pool: bool = False,
     lanes: int = 8,
     gearbox_delay: float = 0.0,
@@ -222,8 +241,9 @@ def sonic_mellanox_xoff(
         xon            = ceil1k(pipeline_latency * (2 if 8 lanes else 1))
         size           = ceil1k(xon) with a shared headroom pool, else ceil1k(xoff + xon + (port_mtu if 8 lanes else 0))
 
-    ``small_packet_percentage`` is CONFIG_DB ``LOSSLESS_TRAFFIC_PATTERN`` (template default 50 since
-    Dec 2024, 100 before; the static ``pg_profile_lookup.ini`` tables follow 100). ``shared_headroom_pool``
+    ``small_packet_percentage`` is CONFIG_DB ``LOSSLESS_TRAFFIC_PATTERN`` (dynamic model only; template
+    default 50 since Dec 2024, 100 before and what the traditional→dynamic migrator writes; the static
+    ``pg_profile_lookup.ini`` tables follow 100, the default here). ``shared_headroom_pool``
     is on when ``BUFFER_POOL|ingress_lossless_pool.xoff`` or ``over_subscribe_ratio`` is non-zero.
     ``lanes`` only changes xon and size. The switch's own tables may be 1 KB above this (compare ±1 KB).
     """
@@ -269,6 +289,145 @@ def sonic_mellanox_xoff(
         "compensation_2k": float(compensated),
     }
     return HeadroomCalc(xoff=xoff, xon=xon, size=size, terms=terms)
+
+
+# What a SONiC PG needs, by buffer model (reference review-qos-and-fixes.md Q1)
+
+SONIC_SPP_WHEN_UNKNOWN = 100  # LOSSLESS_TRAFFIC_PATTERN not collected: what mellanox_buffer_migrator writes
+SONIC_DEFAULT_LOSSLESS_MTU = 1024  # LOSSLESS_TRAFFIC_PATTERN mtu of the template and the migrator
+# Cable buckets every shipped Mellanox table has: the lengths to write when the SKU's own table is unknown
+COMMON_CABLE_BUCKETS_M: tuple[int, ...] = tuple(
+    sorted(set.intersection(*(set(t.cable_buckets) for t in PG_PROFILE_TABLES.values())))
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SonicRequirement:
+    """The headroom one SONiC lossless PG needs, and how it was found.
+
+    ``method`` is ``"pg_profile_lookup.ini"`` (the SKU table's ``row``, traditional model) or
+    ``"buffer_headroom_mellanox.lua"`` (``calc``: the dynamic model, or a traditional switch whose SKU
+    table is not shipped). ``cable_bucket_m`` is the ``CABLE_LENGTH`` a fix may write: a table bucket on a
+    traditional switch (``None`` past the last bucket), the cable rounded up to a metre on a dynamic one.
+    """
+
+    buffer_model: str
+    method: str
+    xoff: int
+    xon: int
+    size: int
+    shared_headroom_pool: bool
+    cable_bucket_m: int | None
+    table: PgProfileTable | None = None
+    row: PgProfileRow | None = None
+    small_packet_percentage: int | None = None
+    lossless_mtu: int | None = None
+    calc: HeadroomCalc | None = None
+
+    @property
+    def threshold(self) -> int:
+        """``dynamic_th`` of the profile buffermgrd would write (the row's, else 0)."""
+        return self.row.threshold if self.row is not None else 0
+
+
+def sonic_requirement(
+    speed_mbps: int,
+    cable_m: float,
+    port_mtu: int,
+    asic: AsicParams,
+    *,
+    buffer_model: str = "traditional",
+    hwsku: str | None = None,
+    small_packet_percentage: int | None = None,
+    lossless_mtu: int | None = None,
+    shared_headroom_pool: bool = False,
+    lanes: int = 4,
+) -> SonicRequirement:
+    """What a lossless PG of ``speed_mbps`` over ``cable_m`` needs on a SONiC Spectrum switch.
+
+    * ``traditional`` (DEVICE_METADATA ``buffer_model``, the default): buffermgrd copies the HwSKU's
+      ``pg_profile_lookup.ini`` row for the speed and the cable rounded up to the table's bucket
+      (sonic-swss ``cfgmgr/buffermgr.cpp``); a SKU whose table is not shipped, or a speed or cable the
+      table has no row for, falls back to the Lua at ``small_packet_percentage`` 100, which the tables
+      follow. ``LOSSLESS_TRAFFIC_PATTERN`` does not exist in this model and is ignored.
+    * ``dynamic``: buffermgrd runs ``buffer_headroom_mellanox.lua`` with the switch's
+      ``LOSSLESS_TRAFFIC_PATTERN``; when it was not collected, 100 and MTU 1024 (what
+      ``mellanox_buffer_migrator.py`` writes on upgraded switches), never an assumed 50.
+    """
+    if buffer_model == "dynamic":
+        spp = SONIC_SPP_WHEN_UNKNOWN if small_packet_percentage is None else small_packet_percentage
+        mtu = lossless_mtu or SONIC_DEFAULT_LOSSLESS_MTU
+        calc = sonic_mellanox_xoff(
+            speed_mbps, cable_m, port_mtu, asic, mtu, spp, shared_headroom_pool=shared_headroom_pool, lanes=lanes
+        )
+        return SonicRequirement(
+            "dynamic",
+            "buffer_headroom_mellanox.lua",
+            calc.xoff,
+            calc.xon,
+            calc.size,
+            shared_headroom_pool,
+            math.ceil(cable_m),
+            small_packet_percentage=spp,
+            lossless_mtu=mtu,
+            calc=calc,
+        )
+    table = table_for(hwsku)
+    buckets = table.cable_buckets if table is not None else COMMON_CABLE_BUCKETS_M
+    bucket = cable_bucket(buckets, cable_m)
+    row = table.row(speed_mbps, cable_m) if table is not None else None
+    if row is not None:
+        return SonicRequirement(
+            "traditional",
+            "pg_profile_lookup.ini",
+            row.xoff,
+            row.xon,
+            row.size,
+            row.shared_headroom_pool,
+            bucket,
+            table=table,
+            row=row,
+        )
+    calc = sonic_mellanox_xoff(
+        speed_mbps,
+        cable_m,
+        port_mtu,
+        asic,
+        SONIC_DEFAULT_LOSSLESS_MTU,
+        SONIC_SPP_WHEN_UNKNOWN,
+        shared_headroom_pool=shared_headroom_pool,
+        lanes=lanes,
+    )
+    return SonicRequirement(
+        "traditional",
+        "buffer_headroom_mellanox.lua",
+        calc.xoff,
+        calc.xon,
+        calc.size,
+        shared_headroom_pool,
+        bucket,
+        table=table,
+        small_packet_percentage=SONIC_SPP_WHEN_UNKNOWN,
+        lossless_mtu=SONIC_DEFAULT_LOSSLESS_MTU,
+        calc=calc,
+    )
+
+
+def sonic_cable_length_m(cable_m: float, hwsku: str | None = None, buffer_model: str | None = None) -> int:
+    """The ``CABLE_LENGTH`` a SONiC port over a ``cable_m`` cable should carry, in metres.
+
+    The traditional buffer model (the default when DEVICE_METADATA names none) looks the profile up by the
+    exact ``<speed>_<cable>`` of the HwSKU's ``pg_profile_lookup.ini`` and creates no lossless profile for a
+    length the table has no row for, so the cable is rounded up to the table's bucket (the common buckets
+    when the SKU's table is not shipped; past the last bucket, the metres). The dynamic model computes the
+    headroom from the length itself: the cable rounded up to a metre.
+    """
+    metres = math.ceil(cable_m)
+    if buffer_model == "dynamic":
+        return metres
+    table = table_for(hwsku)
+    bucket = cable_bucket(table.cable_buckets if table is not None else COMMON_CABLE_BUCKETS_M, metres)
+    return bucket if bucket is not None else metres
 
 
 def qbb_xoff_bytes(speed_mbps: int, cable_m: float, mtu: int) -> int:

@@ -152,8 +152,10 @@ def getqos(profile: QosProfile, current: bnxt_qos.BnxtQos | None = None) -> str:
 
 def cc_files(profile: QosProfile) -> dict[str, str]:
     """The bnxt_re ``ports/1/cc/`` files after the section ran, relative to ``bnxt_re/<dev>/``."""
-    values = {
+    values = {  # bnxt_setupcc.sh: ECT marking, CC on, DCQCN (cc_mode 1)
+        "cc_mode": 1,
         "ecn_enable": 1,
+        "ecn_marking": 1,
         "roce_prio": profile.roce_priority,
         "roce_dscp": profile.roce_dscp,
         "cnp_prio": profile.cnp_priority,

@@ -9,6 +9,15 @@ Every method returns the commands in order. Where a dialect has no such setting 
 saying so (and the nearest real setting when there is one), never an invented command. Names are
 validated before they reach a command (:func:`unifab.render.host_script.netdev`); :func:`nic_fix` turns a
 rejected name into a comment so that one odd NIC does not stop a fabric-wide check.
+
+A safe procedure (:class:`NicFixes`): a setting that toggles the port's link (a PFC change: mlx5's
+``setpfc`` calls ``mlx5_toggle_port_link`` when the bitmap changes, bnxt_en re-negotiates; a receive-buffer
+change, which also moves mlx5 to driver-owned buffers) is preceded by draining the node in the scheduler
+(``scontrol update nodename=<host> state=drain reason=...``, then a wait until Slurm reports it
+``drained``) and followed by resuming it. Where the NIC's DCBX is firmware controlled (``mlnx_qos``
+"DCBX mode: Firmware controlled", when the bundle carries it) the switch's DCBX TLVs override what the OS
+sets, so the fix says so and first hands DCBX to the OS (``mlnx_qos -d os``), or names the switch-side /
+firmware setting where the stack has no runtime switch.
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ __all__ = [
     "Mlx5Upstream",
     "NicCli",
     "NicFixes",
+    "dcbx_of",
     "dialect_of",
+    "drained",
     "for_nic",
     "nic_fix",
 ]
@@ -206,8 +217,12 @@ class Bnxt(_Port):
             _point(p)
         if self.rdma_dev is None:
             return (_comment(f"{self.netdev}: no bnxt_re device known to enable congestion control on"),)
-        # one switch for both points and the device's RoCE priority (bnxt_re cc/ecn_enable, cc/roce_prio)
-        return nic_bnxt.cc_writes(self.rdma_dev, {"ecn_enable": 1, "roce_prio": int(prio)})
+        # one device-wide state for both points, as bnxt_setupcc.sh writes it: ECN-capable transport on
+        # (ecn_marking, else packets leave non-ECT and switches cannot mark them), reaction/notification on
+        # (ecn_enable), DCQCN as the algorithm (cc_mode 1), on the device's RoCE priority
+        return nic_bnxt.cc_writes(
+            self.rdma_dev, {"ecn_marking": 1, "ecn_enable": 1, "cc_mode": 1, "roce_prio": int(prio)}
+        )
 
     def cnp(self, dscp: int, prio: int) -> Commands:
         if self.rdma_dev is None:
@@ -257,10 +272,55 @@ def for_nic(nic: Nic) -> NicCli:
     return Mlx5Ofed(netdev, rdma, nic.pci_address)
 
 
-def nic_fix(nic: Nic, build: Callable[[NicCli], Commands]) -> Fix:
-    """``build``'s commands for ``nic`` as a Fix on its host; an unsafe name becomes a comment, not a crash."""
+def dcbx_of(nic: Nic) -> str | None:
+    """The NIC's DCBX mode, ``"os"`` or ``"fw"`` (``mlnx_qos`` "DCBX mode:"), when the model carries it."""
+    mode = getattr(nic.qos, "dcbx", None)
+    return mode if isinstance(mode, str) else None
+
+
+def drained(host: str, why: str, commands: Commands) -> Commands:
+    """``commands`` between draining ``host`` in Slurm (and waiting until no job runs there) and resuming it."""
+    node = hs.q(hs.host_name(host))
+    return (
+        _comment(f"{why}: drain {host} first (running jobs finish), change it, then resume it"),
+        f"scontrol update nodename={node} state=drain reason={hs.q('unifab: ' + why)}",
+        f"until sinfo -h -n {node} -o %T | grep -q '^drained'; do sleep 10; done",
+        *commands,
+        f"scontrol update nodename={node} state=resume",
+    )
+
+
+def _dcbx_owned(nic: Nic, cli: NicCli, commands: Commands) -> Commands:
+    """Where firmware DCBX owns the port's QoS, the OS-side setting is overridden by the switch's TLVs."""
+    if dcbx_of(nic) != "fw" or cli.dialect == BNXT:
+        return commands
+    if cli.dialect == OFED:
+        note = (
+            f"{cli.netdev}: DCBX is firmware controlled, so the switch's DCBX TLVs override this setting: set it "
+            "on the switch port, or hand DCBX to the OS first (or for good: mlxconfig LLDP_NB_DCBX_P1=0)"
+        )
+        return (_comment(note), nic_mlx5.dcbx_os(cli.netdev), *commands)
+    note = (
+        f"{cli.netdev}: DCBX is firmware controlled, so the switch's DCBX TLVs override this setting: set it on "
+        "the switch port, or turn the firmware's DCBX off (mlxconfig -d <dev> set LLDP_NB_DCBX_P1=0, then a "
+        "firmware reset)"
+    )
+    return (_comment(note), *commands)
+
+
+def nic_fix(nic: Nic, build: Callable[[NicCli], Commands], flaps: str | None = None, qos: bool = False) -> Fix:
+    """``build``'s commands for ``nic`` as a Fix on its host; an unsafe name becomes a comment, not a crash.
+
+    ``flaps`` names the change when it toggles the link: the commands are then wrapped in a drain and a
+    resume of the host (:func:`drained`). ``qos``: a DCB setting that firmware DCBX would override.
+    """
     try:
-        commands = build(for_nic(nic))
+        cli = for_nic(nic)
+        commands = build(cli)
+        if qos:
+            commands = _dcbx_owned(nic, cli, commands)
+        if flaps is not None and any(not c.startswith("#") for c in commands):
+            commands = drained(nic.host, f"{flaps} on {cli.netdev} toggles its link", commands)
     except UsageError as e:
         commands = (_comment(f"not rendered for {nic.netdev!r}: {e}"),)
     return Fix(nic.host, commands)
@@ -273,14 +333,14 @@ class NicFixes:
     nic: Nic
 
     def trust(self, mode: str, roce_dscp: int | None, roce_prio: int | None) -> Fix:
-        return nic_fix(self.nic, lambda c: c.trust(mode, roce_dscp, roce_prio))
+        return nic_fix(self.nic, lambda c: c.trust(mode, roce_dscp, roce_prio), qos=True)
 
     def pfc(self, priorities: Iterable[int]) -> Fix:
         wanted = tuple(priorities)
-        return nic_fix(self.nic, lambda c: c.pfc(wanted))
+        return nic_fix(self.nic, lambda c: c.pfc(wanted), flaps="a PFC change", qos=True)
 
     def dscp2prio(self, dscp: int, prio: int) -> Fix:
-        return nic_fix(self.nic, lambda c: c.dscp2prio(dscp, prio))
+        return nic_fix(self.nic, lambda c: c.dscp2prio(dscp, prio), qos=True)
 
     def dcqcn_enable(self, points: Sequence[str], prio: int) -> Fix:
         return nic_fix(self.nic, lambda c: c.dcqcn_enable(points, prio))
@@ -292,10 +352,10 @@ class NicFixes:
         return nic_fix(self.nic, lambda c: c.traffic_class(tclass))
 
     def cable_len(self, metres: int) -> Fix:
-        return nic_fix(self.nic, lambda c: c.cable_len(metres))
+        return nic_fix(self.nic, lambda c: c.cable_len(metres), qos=True)
 
     def buffer_size(self, sizes: Sequence[int]) -> Fix:
-        return nic_fix(self.nic, lambda c: c.buffer_size(sizes))
+        return nic_fix(self.nic, lambda c: c.buffer_size(sizes), flaps="a receive-buffer change", qos=True)
 
     def mtu(self, value: int) -> Fix:
         return nic_fix(self.nic, lambda c: c.mtu(value))

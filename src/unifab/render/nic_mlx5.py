@@ -26,6 +26,7 @@ __all__ = [
     "dcb_buffer_size",
     "dcb_pfc",
     "dcb_pfc_delay",
+    "dcbx_os",
     "dscp2prio",
     "ecn_enable",
     "ecn_param",
@@ -73,6 +74,11 @@ def traffic_class(rdma_dev: str, tclass: int, port: int = 1) -> str:
 
 def cable_len(netdev: str, metres: int) -> str:
     return f"mlnx_qos -i {netdev} --cable_len {metres}"
+
+
+def dcbx_os(netdev: str) -> str:
+    """Hand the port's DCBX to the OS (``mlnx_qos -d os``): the host's DCB settings stop being overridden."""
+    return f"mlnx_qos -i {netdev} -d os"
 
 
 def global_pause_off(netdev: str) -> str:

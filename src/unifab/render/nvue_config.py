@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from unifab.errors import ParseError, RenderError
+from unifab.errors import ParseError, RenderError, load_yaml
 from unifab.parse._text import natural_key
 from unifab.parse.switch import nvue
 from unifab.profile import PortSpec, QosProfile
@@ -47,8 +47,8 @@ PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}")
 MTU_RANGE = (552, 9216)
 ROCE_MODE = "lossless"
 PREFERRED_POLL_MS = nvue.DEFAULT_PFCWD_POLLING_INTERVAL_MS
-# libyaml's safe loader and dumper when PyYAML has them (20x faster on a 64-port switch), else Python's
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's safe dumper when PyYAML has it (20x faster on a 64-port switch), else Python's; YAML is read
+# through unifab.errors.load_yaml (libyaml's parser, bounded)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _PROFILE_KINDS = ("mapping", "pfc", "congestion-control", "egress-scheduler")
 _GLOBAL_KINDS = ("roce", "egress-queue-mapping", "pfc-watchdog")
@@ -129,7 +129,7 @@ def _set_body(ports: Sequence[PortSpec], profile: QosProfile, adjust: Adjust | N
     if adjust is not None:
         cfg = adjust(cfg)
     dscp_maps = {i.mapping_profile: i.dscp_to_tc for i in cfg.interfaces.values()}
-    doc = yaml.load(nvue.dump(cfg), Loader=_Loader)  # _Loader is a safe loader
+    doc = load_yaml(nvue.dump(cfg), "<rendered nvue yaml>")
     body: dict[str, Any] = next((item["set"] for item in doc if "set" in item), {}) or {}
     qos = body.setdefault("qos", {})
     qos["roce"] = {"mode": ROCE_MODE}
@@ -265,11 +265,7 @@ def _mapping_entry(key: Any, value: Any, indent: int, prefix: str, lines: list[s
 
 
 def _load(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    try:
-        doc = yaml.load(text, Loader=_Loader)  # _Loader is a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParseError("<current nvue yaml>", f"YAML ({exc})", line=None if mark is None else mark.line + 1) from None
+    doc = load_yaml(text, "<current nvue yaml>")  # the safe loader, bounded (YamlError is a ParseError)
     if doc is None:
         return dict(nvue.DUMP_HEADER), {}
     if isinstance(doc, dict):  # the REST API's revision object: the set tree alone

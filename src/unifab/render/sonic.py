@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from unifab.model import PfcWatchdog
 
@@ -16,6 +16,7 @@ __all__ = [
     "cable_length",
     "dscp_to_tc",
     "hset",
+    "hset_fields",
     "pfc_enable",
     "pfc_watchdog",
     "port_fec",
@@ -44,6 +45,16 @@ def word(text: str) -> str:
 def hset(key: str, field: str, value: str, *more: tuple[str, str]) -> str:
     pairs = " ".join(f"{quote(f)} {quote(v)}" for f, v in ((field, value), *more))
     return f"sonic-db-cli CONFIG_DB hset {quote(key)} {pairs}"
+
+
+def hset_fields(key: str, fields: Mapping[str, str | int]) -> str:
+    """One ``hset`` writing every field of ``fields`` at once (in their order): Redis applies it atomically,
+    so a reader (buffermgrd, bufferorch) never sees some fields changed and others not, e.g. a buffer
+    profile with the new xoff but the old, smaller size."""
+    if not fields:
+        raise ValueError(f"hset_fields({key!r}) needs at least one field")
+    (first, *rest) = ((f, str(v)) for f, v in fields.items())
+    return hset(key, *first, *rest)
 
 
 def pfc_enable(port: str, priorities: Iterable[int]) -> str:

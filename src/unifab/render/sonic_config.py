@@ -49,6 +49,7 @@ from typing import Any
 from unifab.errors import ParseError, RenderError
 from unifab.parse._text import natural_key
 from unifab.profile import PortSpec, QosProfile
+from unifab.qos.headroom import sonic_cable_length_m
 from unifab.render.sonic_validate import (
     INDEX,
     MTU_RANGE,
@@ -151,10 +152,13 @@ def render_config_db(
                 row["wred_profile"] = _wred_name(name, q)
             tables["QUEUE"][f"{port}|{q}"] = row
         metres = sq.cable_m(profile, spec)
-        cable[port] = f"{metres}m"
-        hr = headroom(spec.speed_mbps, metres, sq.mtu, hwsku=hwsku, platform=platform)
+        # traditional buffermgrd finds a lossless profile only for its table's cable buckets (5m, 40m, 300m):
+        # the port is configured for the bucket, and its headroom is sized for that length
+        setting = sonic_cable_length_m(metres, hwsku)
+        cable[port] = f"{setting}m"
+        hr = headroom(spec.speed_mbps, setting, sq.mtu, hwsku=hwsku, platform=platform)
         mtu_part = "" if sq.mtu == SONIC_DEFAULT_MTU else f"_mtu{sq.mtu}"
-        pg_profile = f"pg_lossless_{spec.speed_mbps}_{metres}m{mtu_part}_profile"
+        pg_profile = f"pg_lossless_{spec.speed_mbps}_{setting}m{mtu_part}_profile"
         tables["BUFFER_PROFILE"][pg_profile] = {
             "dynamic_th": "0",
             "pool": LOSSLESS_POOL,

@@ -29,12 +29,10 @@ from unifab.qos.headroom import (
     HeadroomCalc,
     guess_asic,
     qbb_xoff_bytes,
-    sonic_mellanox_xoff,
+    sonic_requirement,
 )
 
 __all__ = [
-    "HEADROOM_LOSSLESS_MTU",
-    "HEADROOM_SMALL_PACKET_PERCENTAGE",
     "SwitchQos",
     "check_name",
     "derive",
@@ -47,10 +45,6 @@ N_DSCP = 64
 SCHEDULER_TSAS = ("ets", "strict")
 WATCHDOG_ACTIONS = ("drop", "forward", "alert")
 PORT_ROLES = ("host", "fabric")
-# SONiC's LOSSLESS_TRAFFIC_PATTERN template defaults (buffers_config.j2 since Dec 2024), the same
-# inputs QOS-HEADROOM assumes, so a rendered profile and the check agree byte for byte.
-HEADROOM_LOSSLESS_MTU = 1024
-HEADROOM_SMALL_PACKET_PERCENTAGE = 50
 
 
 def check_name(device_os: str, what: str, value: str, pattern: re.Pattern[str], shape: str) -> str:
@@ -178,30 +172,22 @@ def derive(profile: QosProfile, device_os: str, mtu_range: tuple[int, int]) -> S
 def headroom(
     speed_mbps: int, cable_m: int, port_mtu: int, hwsku: str | None = None, platform: str | None = None
 ) -> HeadroomCalc:
-    """Lossless PG headroom (xoff, xon, size in bytes) for a port, from :mod:`unifab.checks.headroom`.
+    """Lossless PG headroom (xoff, xon, size in bytes) for a port: what QOS-HEADROOM requires.
 
-    A known Spectrum ASIC (from ``platform``/``hwsku``) uses SONiC's Mellanox formula with the
-    template's traffic pattern (lossless MTU 1024, small packets 50 %), no shared headroom pool (so
-    ``size`` holds xoff + xon) and the lane count QOS-HEADROOM infers (8 lanes from 800G). An unknown
-    ASIC takes the largest result over every Spectrum generation, never below the vendor-neutral
-    802.1Qbb bound: more buffer than some ASIC needs, never less than any formula asks.
+    A known Spectrum ASIC (from ``platform``/``hwsku``) takes :func:`~unifab.qos.headroom.sonic_requirement`
+    of the traditional buffer model: the HwSKU's ``pg_profile_lookup.ini`` row for the speed and the cable
+    rounded up to the table's bucket, else SONiC's Mellanox formula at small packets 100 % (what the tables
+    follow), no shared headroom pool (``size`` holds xoff + xon) and the lane count QOS-HEADROOM infers
+    (8 lanes from 800G). An unknown ASIC takes the largest result over every Spectrum generation, never
+    below the vendor-neutral 802.1Qbb bound: more buffer than some ASIC needs, never less than any asks.
     """
     name = guess_asic(platform, hwsku)
     asics = [SPECTRUM_ASICS[name]] if name else list(SPECTRUM_ASICS.values())
     lanes = 8 if speed_mbps >= 800_000 else 4
-    calcs = [
-        sonic_mellanox_xoff(
-            speed_mbps,
-            cable_m,
-            port_mtu,
-            asic,
-            lossless_mtu=HEADROOM_LOSSLESS_MTU,
-            small_packet_percentage=HEADROOM_SMALL_PACKET_PERCENTAGE,
-            shared_headroom_pool=False,
-            lanes=lanes,
-        )
-        for asic in asics
-    ]
+    calcs: list[HeadroomCalc] = []
+    for asic in asics:
+        need = sonic_requirement(speed_mbps, cable_m, port_mtu, asic, hwsku=hwsku if name else None, lanes=lanes)
+        calcs.append(need.calc or HeadroomCalc(xoff=need.xoff, xon=need.xon, size=need.size, terms={}))
     best = max(calcs, key=lambda c: (c.xoff, c.size))
     floor = qbb_xoff_bytes(speed_mbps, cable_m, port_mtu)
     if best.xoff >= floor:

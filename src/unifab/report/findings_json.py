@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, cast
+
+from typing_extensions import TypedDict  # pydantic (FastAPI) reads these on Python < 3.12 only from here
 
 from unifab.jsonify import to_jsonable
 from unifab.model import Finding, Severity

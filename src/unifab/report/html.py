@@ -1,9 +1,10 @@
 """A self-contained HTML report (inline CSS, SVG and script, no external assets) of one check run.
 
-Every device-provided string (names, ports, messages, evidence, commands) goes through Jinja's autoescape:
-device output is untrusted. The only unescaped markup is the report's own script, and a Content-Security-Policy
-``<meta>`` allows that script alone (by its hash), no other script, inline handler or network fetch, so a
-name that slipped past escaping still could not run or phone home.
+Every device-provided string (names, ports, messages, evidence, commands) goes through Jinja's autoescape,
+and before it through :func:`unifab.report.text.display` (the template's ``finalize``): control characters and
+terminal escapes show as ``\\x1b``; device output is untrusted. The only unescaped markup is the report's own
+script, and a Content-Security-Policy ``<meta>`` allows that script alone (by its hash), no other script, inline
+handler or network fetch, so a name that slipped past escaping still could not run or phone home.
 
 Each finding is a ``<details>``; its evidence is one box per end (``a``/``b``), each captioned with the device
 and end the evidence names (``leaf-su1-r3 · Ethernet12 (switch end)``, ``gpu001 · eth3 / mlx5_3 (host end)``),
@@ -25,6 +26,7 @@ from markupsafe import Markup
 
 from unifab.jsonify import dumps
 from unifab.model import Finding, Severity
+from unifab.report.text import display
 
 __all__ = [
     "SCRIPT",
@@ -195,7 +197,11 @@ def render_html(
     """``specs`` maps check id → (title, why); ``facts`` holds counts shown in the header."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("unifab.report"), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(
+        loader=PackageLoader("unifab.report"),
+        autoescape=select_autoescape(["html", "j2"]),
+        finalize=_finalize,
+    )
     groups = _groups(findings, specs)
     counts = Counter(f.severity for f in findings)
     widest = max((len(g.findings) for g in groups), default=1)
@@ -213,6 +219,14 @@ def render_html(
         # The report's own constant, not device data: the one string the template does not escape.
         script=Markup(SCRIPT),
     )
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ ... }}`` of the template: device text with its control characters made visible (newlines
+    and tabs kept: commands and evidence are ``<pre>`` blocks); the report's own markup passes as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return display(value, keep="\n\t")
+    return value
 
 
 def write_html(path: Path, html: str) -> None:

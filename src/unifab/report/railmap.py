@@ -24,9 +24,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
 
 from unifab.model import Fabric, Finding, Severity
+from unifab.report.text import display
 
 __all__ = [
     "COLORS",
@@ -42,6 +43,17 @@ __all__ = [
     "uplinks_text",
     "worst",
 ]
+
+
+def escape(text: str) -> str:
+    """SVG text: control characters made visible (XML cannot even hold most of them), then XML-escaped."""
+    return saxutils.escape(display(text))
+
+
+def quoteattr(text: str) -> str:
+    """An SVG attribute value: as :func:`escape`, quoted."""
+    return saxutils.quoteattr(display(text))
+
 
 OK = "ok"
 LEVELS = ("critical", "error", "warning", "info", OK)

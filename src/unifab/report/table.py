@@ -1,4 +1,8 @@
-"""Rich tables: a summary grouped by check and severity, and the findings themselves."""
+"""Rich tables: a summary grouped by check and severity, and the findings themselves.
+
+Every cell that may hold device text goes through :func:`unifab.report.text.cell` (control characters and
+terminal escapes made visible, Rich markup escaped).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from unifab.model import Finding, Severity
+from unifab.report.text import cell
 
 __all__ = ["SEVERITY_STYLE", "findings_table", "print_report", "summary_table"]
 
@@ -29,7 +33,9 @@ def summary_table(findings: Sequence[Finding], titles: dict[str, str]) -> Table:
     table.add_column("what")
     counts = Counter((f.check, f.severity) for f in findings)
     for (check, severity), n in sorted(counts.items(), key=lambda kv: (-kv[0][1].rank, kv[0][0])):
-        table.add_row(check, f"[{SEVERITY_STYLE[severity]}]{severity.value}[/]", str(n), escape(titles.get(check, "")))
+        table.add_row(
+            cell(check), f"[{SEVERITY_STYLE[severity]}]{severity.value}[/]", str(n), cell(titles.get(check, ""))
+        )
     return table
 
 
@@ -49,10 +55,10 @@ def findings_table(findings: Sequence[Finding], limit: int | None = None) -> Tab
         fix = "; ".join(f"{x.device}: {' && '.join(x.commands)}" for x in f.fix)
         table.add_row(
             f"[{SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",
-            f.check,
-            escape(where),
-            escape(f.message),
-            escape(fix),
+            cell(f.check),
+            cell(where),
+            cell(f.message),
+            cell(fix),
         )
     return table
 

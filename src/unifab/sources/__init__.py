@@ -8,10 +8,18 @@ refused, so a hostile bundle cannot make a reader leave its source.
 
 Every read is bounded (:data:`MAX_FILE_BYTES`): a larger file raises :class:`OSError`, which the readers
 report as an unreadable file like any other.
+
+A bundle is untrusted input (docs/security.md). :class:`DirectorySource` follows symbolic links only while
+they stay inside the bundle: a file or directory whose real location is outside it (a link to
+``/etc/shadow``) is refused with :class:`OutsideBundleError` (an :class:`OSError`, so the readers report it as
+an unreadable file naming the path) and never read; FIFOs and devices are never opened for reading (a FIFO
+would block forever). What could not be read for either reason, or for lack of permission, is also kept in
+:attr:`DirectorySource.refused`, so that a directory that could not even be listed is reported too.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -26,6 +34,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "DirectorySource",
     "MemorySource",
+    "OutsideBundleError",
     "Source",
     "SourcePath",
     "Stamp",
@@ -79,15 +88,29 @@ def _clean(rel: str) -> str:
     return "/".join(parts)
 
 
-class DirectorySource:
-    """A bundle directory on disk, read as it is (an archive or an upload is where links are refused)."""
+class OutsideBundleError(PermissionError):
+    """A path whose real location (symbolic links followed) is outside the bundle: refused, never read."""
 
-    __slots__ = ("_prefix", "max_file_bytes", "root")
+    def __init__(self, rel: str) -> None:
+        super().__init__(errno.EACCES, "a symbolic link that leaves the bundle (not followed)", rel)
+
+
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block
+
+
+class DirectorySource:
+    """A bundle directory on disk. Symbolic links are followed only while they stay inside the bundle."""
+
+    __slots__ = ("_prefix", "_real_root", "max_file_bytes", "refused", "root")
 
     def __init__(self, root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> None:
         self.root = root
         self._prefix = str(root)
         self.max_file_bytes = max_file_bytes
+        self._real_root: str | None = None
+        # bundle-relative path -> why it could not be read (outside the bundle, permission, not a file)
+        self.refused: dict[str, str] = {}
 
     @property
     def label(self) -> str:
@@ -96,28 +119,109 @@ class DirectorySource:
     def _os(self, rel: str) -> str:
         return os.path.join(self._prefix, rel) if rel else self._prefix
 
+    def _inside(self, fd: int, path: str) -> bool:
+        """Whether the open file ``fd`` (opened from ``path``) really lies inside the bundle.
+
+        Asks the kernel where the open file is (``/proc/self/fd``), so the answer is about the file that
+        will be read, not a path that could change in between; without ``/proc``, resolves ``path``.
+        """
+        if self._real_root is None:
+            self._real_root = os.path.realpath(self._prefix)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = os.path.realpath(path)
+        root = self._real_root
+        return root in (os.sep, real) or real.startswith(root + os.sep)
+
+    def _refuse(self, rel: str, exc: OSError) -> None:
+        if exc.errno not in _NOT_THERE:
+            self.refused.setdefault(rel, exc.strerror or str(exc))
+
     def read_bytes(self, rel: str) -> bytes:
-        with open(self._os(rel), "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > self.max_file_bytes:
-                raise OSError(f"{size:,} bytes, more than the {self.max_file_bytes:,} bytes a file may have")
-            data = f.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:  # grew while read (a pipe, a file still written)
-            raise OSError(f"more than the {self.max_file_bytes:,} bytes a file may have")
-        return data
+        path = self._os(rel)
+        try:
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError as exc:
+            self._refuse(rel, exc)
+            raise
+        error: OSError | None = None
+        try:
+            st = os.fstat(fd)
+            if not self._inside(fd, path):
+                error = OutsideBundleError(rel)
+            elif not stat.S_ISREG(st.st_mode):
+                error = OSError(errno.EINVAL, "not a regular file (a directory, FIFO or device is not read)", rel)
+            elif st.st_size > self.max_file_bytes:
+                error = OSError(f"{st.st_size:,} bytes, more than the {self.max_file_bytes:,} bytes a file may have")
+        except BaseException:
+            os.close(fd)
+            raise
+        if error is None:
+            with os.fdopen(fd, "rb") as f:
+                # the size it has, plus one byte to see growth (a buffer of the whole cap per read is slow);
+                # sysfs and procfs files may report another size than they hold, so read on if it grew
+                data = f.read(st.st_size + 1)
+                if len(data) > st.st_size:
+                    data += f.read(self.max_file_bytes + 1 - len(data))
+            if len(data) <= self.max_file_bytes:
+                return data
+            error = OSError(f"more than the {self.max_file_bytes:,} bytes a file may have")  # grew while read
+        else:
+            os.close(fd)
+        self._refuse(rel, error)
+        raise error
 
     def kind(self, rel: str) -> str | None:
         try:
             mode = os.stat(self._os(rel)).st_mode
-        except (OSError, ValueError):
+        except OSError as exc:
+            if exc.errno == errno.EACCES:  # a directory on the way may not be searched: name that directory
+                self._refuse(self._unsearchable(rel), exc)
+            else:
+                self._refuse(rel, exc)
             return None
-        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+        except ValueError:
+            return None
+        if stat.S_ISDIR(mode):
+            return "dir"
+        if stat.S_ISREG(mode):
+            return "file"
+        self.refused.setdefault(rel, "not a regular file (a FIFO, socket or device is not read)")
+        return None
+
+    def _unsearchable(self, rel: str) -> str:
+        """The directory above ``rel`` that may not be searched (the parent of the first path that cannot be
+        stat'ed), for one problem per directory rather than one per file in it."""
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            try:
+                os.stat(self._os("/".join(parts[:depth])))
+            except PermissionError:
+                return "/".join(parts[: depth - 1])
+            except OSError:
+                break
+        return "/".join(parts[:-1])
 
     def names(self, rel: str) -> list[str]:
+        """The entries of a directory inside the bundle; one that cannot be listed (permission, or a link
+        leaving the bundle) is empty and recorded in :attr:`refused`."""
+        path = self._os(rel)
         try:
-            return sorted(os.listdir(self._os(rel)))
-        except OSError:
+            fd = os.open(path, _OPEN_FLAGS | getattr(os, "O_DIRECTORY", 0))
+        except OSError as exc:
+            self._refuse(rel, exc)
             return []
+        try:
+            if not self._inside(fd, path):
+                self._refuse(rel, OutsideBundleError(rel))
+                return []
+            return sorted(os.listdir(fd))
+        except OSError as exc:
+            self._refuse(rel, exc)
+            return []
+        finally:
+            os.close(fd)
 
     def stamp(self, rel: str) -> Stamp | None:
         try:

@@ -45,11 +45,13 @@ def generate(
     nic_vendor: str = "mlx5",
     nic_driver: str = "ofed",
     progress: Callable[[int], None] | None = None,
+    faults: int = 0,
 ) -> TwinResult:
     """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index.
 
     ``nic_vendor`` / ``nic_driver``: the hosts' NICs and mlx5 driver stack (see :mod:`unifab.twin.nic_variants`).
     ``progress(n)`` is called as devices are written (:func:`~unifab.twin.cluster.device_count` in all).
+    ``faults``: that many faults (and noise) as telemetry timelines, :func:`unifab.twin.faults.write_faults`.
     """
     check_gpus(gpus)
     if switch_os not in SWITCH_OSES:
@@ -94,6 +96,11 @@ def generate(
     try:
         write_bundle(cluster, staging, progress)
         (staging / layout.TRUTH).write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+        if faults:
+            from unifab.twin.faults import write_faults
+
+            write_faults(staging, faults, seed)  # adds "faults" and "telemetry" to truth.json
+            truth = orjson.loads((staging / layout.TRUTH).read_bytes())
         if out.exists():
             out.rmdir()
         staging.rename(out)

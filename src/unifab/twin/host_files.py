@@ -34,6 +34,7 @@ from unifab.parse.host import (
     show_gids,
     traffic_class,
 )
+from unifab.qos.headroom import MLX5_CONNECTX_MAX_MTU
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
@@ -55,7 +56,7 @@ from unifab.twin.hardware import (
 from unifab.twin.host_extra_files import write_host_extras
 from unifab.twin.host_pci_files import own_switch_bus
 
-__all__ = ["nic_gids", "nic_ipv4", "nic_mlnx_qos", "write_host"]
+__all__ = ["MAX_MTU", "ip_d_link", "nic_gids", "nic_ipv4", "nic_mlnx_qos", "write_host"]
 
 
 def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
@@ -138,7 +139,31 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     for nic in nics:
         pause = ethtool_pause.PauseParams(nic.netdev, autoneg=False, rx=nic.global_pause, tx=nic.global_pause)
         write_text(root / layout.ETHTOOL_A_DIR / f"{nic.netdev}.txt", ethtool_pause.dump(pause))
+    write_text(root / layout.IP_LINK, ip_d_link(nics))
     write_host_extras(cluster, root, nics)
+
+
+# the netdev's max_mtu as `ip -d link` prints it: mlx5 ConnectX 9978 (MLX5E_HW2SW_MTU of the port's max), bnxt_en
+# BNXT_MAX_MTU 9500
+MAX_MTU = {"mlx5": MLX5_CONNECTX_MAX_MTU, "bnxt": 9500}
+
+
+def ip_d_link(nics: list[TwinNic]) -> str:
+    """``ip -d link show`` of the host's RDMA netdevs (loopback first), with each one's ``maxmtu``."""
+    lines = [
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000",
+        "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00 promiscuity 0  allmulti 0 minmtu 0 maxmtu 0 "
+        "addrgenmode eui64 numtxqueues 1 numrxqueues 1 gso_max_size 65536 gso_max_segs 65535",
+    ]
+    for i, nic in enumerate(nics, start=2):
+        lines += [
+            f"{i}: {nic.netdev}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu {nic.mtu} qdisc mq state UP mode DEFAULT "
+            "group default qlen 1000",
+            f"    link/ether {nic.mac} brd ff:ff:ff:ff:ff:ff promiscuity 0  allmulti 0 minmtu 68 "
+            f"maxmtu {MAX_MTU.get(nic.vendor, MLX5_CONNECTX_MAX_MTU)} addrgenmode eui64 numtxqueues 512 "
+            "numrxqueues 256 gso_max_size 65536 gso_max_segs 65535",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def _leaf_port(cluster: Cluster, nic: TwinNic) -> tuple[TwinSwitch, str]:

@@ -129,6 +129,8 @@ def _port_deviations(name: str, port: TwinPort, profile: QosProfile, tables: dic
     clean = _CLEAN_PORT
     if port.mtu != clean.mtu:
         tables["PORT"][name]["mtu"] = str(port.mtu)
+    if port.configured_cable_m is not None:  # set by hand: render would round it up to a table bucket
+        tables["CABLE_LENGTH"]["AZURE"][name] = f"{port.configured_cable_m}m"
     qos_map = tables["PORT_QOS_MAP"][name]
     if not port.trusts_dscp:
         qos_map.pop("dscp_to_tc_map", None)

@@ -73,6 +73,7 @@ def _q(index: int, sched: str, s_type: str, weight: int, wred: str | None = None
         green_min_threshold=green.get("gmin"),
         green_max_threshold=green.get("gmax"),
         green_drop_probability=green.get("gprob"),
+        wred_green_enable=True if wred else None,  # every sample's AZURE_LOSSLESS sets wred_green_enable true
     )
 
 

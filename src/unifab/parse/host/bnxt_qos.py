@@ -120,6 +120,19 @@ class BnxtCc:
         return self.params.get("ecn_enable")
 
     @property
+    def ecn_marking(self) -> int | None:
+        """ECN-capable transport: 0 sends RoCE non-ECT (switches cannot mark it; WRED drops it)."""
+        return self.params.get("ecn_marking")
+
+    @property
+    def dcqcn_on(self) -> bool | None:
+        """DCQCN runs: CC on (``ecn_enable``) and RoCE sent ECN-capable (``ecn_marking``); ``cc_mode`` 0 and 1
+        are both DCQCN variants (bnxt_setupcc.sh writes 1). None when either file was not read."""
+        if self.ecn_enable is None or self.ecn_marking is None:
+            return None
+        return self.ecn_enable != 0 and self.ecn_marking != 0
+
+    @property
     def cc_mode(self) -> int | None:
         """0 = DCQCN-D, 1 = DCQCN-P (Thor and later) or TCP-like (older chips)."""
         return self.params.get("cc_mode")

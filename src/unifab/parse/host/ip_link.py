@@ -23,6 +23,9 @@ Every link starts with an unindented header, then indented lines::
   the kind (``loopback``), other links get ``None``.
 * ``mac`` is the ``link/ether`` address (``None`` for other link types); ``description`` is the
   ``alias``; ``speed_mbps`` is always ``None`` (ip does not print it: use ethtool or sysfs).
+* ``-d`` output of iproute2 ≥ 4.15 prints ``minmtu N maxmtu N`` on the ``link/`` line: the netdev's
+  ``max_mtu`` (9978 on ConnectX mlx5 netdevs), which the mlx5 driver sizes lossless receive buffers with.
+  :func:`max_mtus` returns it per link (``maxmtu 0``, loopback and tunnels without a limit, is left out).
 
 Captures glued from several hosts (interface indexes restarting) are read as one list in file order;
 names are not checked for uniqueness here. Indentation is not fixed (some captures use 3 spaces).
@@ -37,10 +40,11 @@ from dataclasses import dataclass
 from unifab.errors import ParseError
 from unifab.parse.netdev import Interface, normalize_mac
 
-__all__ = ["LINK_KINDS", "parse", "parse_lines"]
+__all__ = ["LINK_KINDS", "max_mtus", "parse", "parse_lines"]
 
 _HEADER = re.compile(r"(?P<index>\d+):\s+(?P<name>[^\s:@]+)(?:@(?P<link>[^\s:]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)")
 _MTU = re.compile(r"\bmtu (\d+)\b")
+_MAX_MTU = re.compile(r"\bmaxmtu (\d+)\b")
 _STATE = re.compile(r"\bstate (\S+)")
 
 # `ip link help` TYPE list (iproute2 6.x) plus kinds seen in `-d` output; "_slave" variants excluded.
@@ -71,6 +75,7 @@ class _Draft:
     kind: str | None = None
     detail_lines: int = 0
     alias: str | None = None
+    max_mtu: int | None = None
 
     def finish(self) -> Interface:
         admin_up = "UP" in self.flags
@@ -123,6 +128,8 @@ def _detail(draft: _Draft, words: list[str]) -> None:
         if draft.link_type == "ether" and len(words) > 1:
             draft.mac = normalize_mac(words[1])
         draft.details = draft.details or "promiscuity" in words
+        if (m := _MAX_MTU.search(" ".join(words))) is not None and int(m.group(1)) > 0:
+            draft.max_mtu = int(m.group(1))
         return
     if head == "alias":
         draft.alias = " ".join(words[1:]) or None
@@ -135,29 +142,37 @@ def _detail(draft: _Draft, words: list[str]) -> None:
         draft.kind = head
 
 
-def parse_lines(lines: Sequence[str], source: str = "<input>", first_line: int = 1) -> tuple[Interface, ...]:
-    """Parse ip output given as lines; ``first_line`` is the number of ``lines[0]`` in the source."""
-    interfaces: list[Interface] = []
-    draft: _Draft | None = None
+def _drafts(lines: Sequence[str], source: str, first_line: int) -> list[_Draft]:
+    drafts: list[_Draft] = []
     for number, raw in enumerate(lines, start=first_line):
         line = raw.rstrip("\r\n")
         if not line.strip():
             continue
         if not line[0].isspace():
-            if draft is not None:
-                interfaces.append(draft.finish())
-            draft = _header(line, number, source)
+            drafts.append(_header(line, number, source))
             continue
-        if draft is None:
+        if not drafts:
             raise ParseError(source, f"expected {_EXPECTED_HEADER} before indented lines", line=number)
-        _detail(draft, line.split())
-    if draft is not None:
-        interfaces.append(draft.finish())
-    if not interfaces:
+        _detail(drafts[-1], line.split())
+    if not drafts:
         raise ParseError(source, f"expected {_EXPECTED_HEADER}", line=first_line)
-    return tuple(interfaces)
+    return drafts
+
+
+def parse_lines(lines: Sequence[str], source: str = "<input>", first_line: int = 1) -> tuple[Interface, ...]:
+    """Parse ip output given as lines; ``first_line`` is the number of ``lines[0]`` in the source."""
+    return tuple(draft.finish() for draft in _drafts(lines, source, first_line))
 
 
 def parse(text: str, source: str = "<input>") -> tuple[Interface, ...]:
     """Parse ``ip [-d] link show`` or ``ip [-d] address show`` text, one record per link in file order."""
     return parse_lines(text.splitlines(), source)
+
+
+def max_mtus(text: str, source: str = "<input>") -> dict[str, int]:
+    """``maxmtu`` of each link of ``ip -d link show`` / ``ip -d address show`` text, by interface name.
+
+    Links whose output has no ``maxmtu`` (no ``-d``, iproute2 before 4.15) or ``maxmtu 0`` are left out;
+    a name printed twice (captures glued from several hosts) keeps its last value. Errors as :func:`parse`.
+    """
+    return {d.name: d.max_mtu for d in _drafts(text.splitlines(), source, 1) if d.max_mtu is not None}

@@ -32,9 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from unifab.errors import ParseError
+from unifab.errors import ParseError, YamlError, load_yaml
 from unifab.parse._json import child, json_list, json_object, type_name
 from unifab.parse.sched._common import load_json, opt_str
 from unifab.parse.sched.nccl_env import nccl_settings
@@ -78,12 +76,9 @@ def _load(text: str, source: str) -> object:
     if text.lstrip()[:1] in "{[":
         return load_json(text, source)
     try:
-        return yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 1
-        raise ParseError(source, f"expected JSON or YAML: {exc.problem}", line=line) from None
-    except Exception as exc:
-        raise ParseError(source, f"expected JSON or YAML: {type(exc).__name__}", line=1) from None
+        return load_yaml(text, source)
+    except YamlError as exc:
+        raise ParseError(source, f"expected JSON or YAML: {exc.problem}", line=exc.line or 1) from None
 
 
 def _str_map(value: object, path: str, source: str) -> dict[str, str]:

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-import yaml
-
-from unifab.errors import ParseError
+from unifab.errors import ParseError, load_yaml
 from unifab.parse._json import type_name
 from unifab.parse._text import decode_utf8
 from unifab.parse.switch.eos_config import (
@@ -82,16 +80,7 @@ def _load(text: str | bytes, source: str) -> Any:
     text = decode_utf8(text, source)
     if not text.strip():
         raise ParseError(source, "an AVD structured configuration (YAML), got empty input", line=1)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        doc = yaml.load(text, Loader=loader)  # SafeLoader / CSafeLoader only
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise ParseError(
-            source, f"YAML ({exc.problem or exc.context})", line=None if mark is None else mark.line + 1
-        ) from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ParseError(source, f"YAML ({type(exc).__name__}: {exc})") from None
+    doc = load_yaml(text, source)  # the safe loader, bounded (YamlError is a ParseError)
     _bounded(doc, source, "", [_MAX_NODES], 0)
     return doc
 

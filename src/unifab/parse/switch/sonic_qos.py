@@ -16,8 +16,11 @@ entry nobody references is not an error; the port-level ``PORT_QOS_MAP.scheduler
 Partial configs (a rendered ``qos.json`` without PORT, a ``buffers.json`` without maps) resolve: a
 table that is absent contributes nothing. Defaults applied: PORT ``mtu`` 9100 and ``admin_status``
 ``down``, DEVICE_METADATA ``buffer_model`` ``traditional``, WRED ``ecn`` ``ecn_none`` when a profile
-is bound but has no ``ecn`` field. Scheduler ``type``/``weight`` and WRED thresholds are reported as
-configured (``None`` when absent).
+is bound but has no ``ecn`` field (``wred_green_enable`` stays ``None`` when unset). Scheduler
+``type``/``weight`` and WRED thresholds are reported as configured (``None`` when absent).
+``buffer_inputs`` keeps the headroom calculation's switch-wide inputs as configured, without defaults
+(``LOSSLESS_TRAFFIC_PATTERN|AZURE``, ``DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE``,
+``BUFFER_POOL|ingress_lossless_pool``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from unifab.parse.switch.sonic_config_db import SonicConfigDb
 
 __all__ = [
     "DEFAULT_MTU",
+    "SonicBufferInputs",
     "SonicPort",
     "SonicPortQos",
     "SonicQueue",
@@ -69,6 +73,22 @@ class SonicQueue:
     green_min_threshold: int | None
     green_max_threshold: int | None
     green_drop_probability: int | None
+    # WRED_PROFILE wred_green_enable ("true"/"false"), None when the profile does not set it or no profile is bound
+    wred_green_enable: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SonicBufferInputs:
+    """The switch-wide inputs of SONiC's headroom calculation, as configured (None: the table or field is absent)."""
+
+    buffer_model: str | None  # DEVICE_METADATA|localhost buffer_model, as configured (no default applied)
+    device_metadata: bool  # DEVICE_METADATA|localhost exists (a full CONFIG_DB, not a rendered fragment)
+    lossless_mtu: int | None  # LOSSLESS_TRAFFIC_PATTERN|AZURE mtu
+    small_packet_percentage: int | None  # LOSSLESS_TRAFFIC_PATTERN|AZURE small_packet_percentage
+    traffic_pattern: bool  # LOSSLESS_TRAFFIC_PATTERN|AZURE exists (rendered only in the dynamic model)
+    over_subscribe_ratio: int | None  # DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE over_subscribe_ratio
+    lossless_pool_size: int | None  # BUFFER_POOL|ingress_lossless_pool size, bytes
+    lossless_pool_xoff: int | None  # BUFFER_POOL|ingress_lossless_pool xoff (shared headroom pool), bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +131,7 @@ class SonicSwitch:
     buffer_pools: dict[str, dict[str, str]]
     pfc_wd: dict[str, dict[str, str]]
     neighbors: dict[str, tuple[str, str]]
+    buffer_inputs: SonicBufferInputs | None = None
 
 
 def parse(text: str | bytes, source: str = "<input>") -> SonicSwitch:
@@ -150,6 +171,9 @@ class _PortAcc:
 
 
 _EMPTY: Table = {}
+# a WRED profile's ecn mark mode, green min/max thresholds and drop probability, wred_green_enable
+_Wred = tuple[str | None, int | None, int | None, int | None, bool | None]
+_NO_WRED: _Wred = (None, None, None, None, None)
 
 
 class _Resolver:
@@ -160,7 +184,7 @@ class _Resolver:
         self._maps: dict[tuple[str, str], dict[int, int]] = {}
         self._queue_cache: dict[tuple[int, str | None, str | None], SonicQueue] = {}
         self._sched: dict[str, tuple[str | None, int | None]] = {}
-        self._wred: dict[str, tuple[str, int | None, int | None, int | None]] = {}
+        self._wred: dict[str, _Wred] = {}
         self._split_cache: dict[str, list[str]] = {}
         self._range_cache: dict[str, range] = {}
         self._prio_cache: dict[str, frozenset[int]] = {}
@@ -296,7 +320,7 @@ class _Resolver:
             self._sched[name] = cached
         return cached
 
-    def _wred_profile(self, name: str, ref_path: str) -> tuple[str, int | None, int | None, int | None]:
+    def _wred_profile(self, name: str, ref_path: str) -> _Wred:
         cached = self._wred.get(name)
         if cached is None:
             f = self.t.get("WRED_PROFILE", _EMPTY).get(name)
@@ -307,7 +331,16 @@ class _Resolver:
                 None if (v := f.get(field)) is None else self._uint(v, path, field)
                 for field in ("green_min_threshold", "green_max_threshold", "green_drop_probability")
             ]
-            cached = (f.get("ecn", DEFAULT_ECN), nums[0], nums[1], nums[2])
+            green = f.get("wred_green_enable")
+            if green is not None and green.lower() not in ("true", "false"):
+                raise self._err(path, f"wred_green_enable 'true' or 'false', got {green!r}")
+            cached = (
+                f.get("ecn", DEFAULT_ECN),
+                nums[0],
+                nums[1],
+                nums[2],
+                None if green is None else green.lower() == "true",
+            )
             self._wred[name] = cached
         return cached
 
@@ -316,7 +349,7 @@ class _Resolver:
         q = self._queue_cache.get(ck)
         if q is None:
             s_type, weight = (None, None) if sched is None else self._scheduler(sched, path)
-            ecn, gmin, gmax, gprob = (None, None, None, None) if wred is None else self._wred_profile(wred, path)
+            ecn, gmin, gmax, gprob, green = _NO_WRED if wred is None else self._wred_profile(wred, path)
             q = SonicQueue(
                 index=index,
                 scheduler=sched,
@@ -327,6 +360,7 @@ class _Resolver:
                 green_min_threshold=gmin,
                 green_max_threshold=gmax,
                 green_drop_probability=gprob,
+                wred_green_enable=green,
             )
             self._queue_cache[ck] = q
         return q
@@ -433,6 +467,28 @@ class _Resolver:
             buffer_pools=_copy(t.get("BUFFER_POOL", _EMPTY)),
             pfc_wd=_copy(t.get("PFC_WD", _EMPTY)),
             neighbors=self._neighbors(),
+            buffer_inputs=self._buffer_inputs(meta),
+        )
+
+    def _buffer_inputs(self, meta: Fields) -> SonicBufferInputs:
+        pattern = self.t.get("LOSSLESS_TRAFFIC_PATTERN", _EMPTY).get("AZURE")
+        param = self.t.get("DEFAULT_LOSSLESS_BUFFER_PARAMETER", _EMPTY).get("AZURE", {})
+        pool = self.t.get("BUFFER_POOL", _EMPTY).get("ingress_lossless_pool", {})
+
+        def num(fields: Fields | None, table: str, field: str) -> int | None:
+            value = None if fields is None else fields.get(field)
+            return None if value is None else self._uint(value, table, field)
+
+        tp = "LOSSLESS_TRAFFIC_PATTERN|AZURE"
+        return SonicBufferInputs(
+            buffer_model=meta.get("buffer_model") or None,
+            device_metadata="localhost" in self.t.get("DEVICE_METADATA", _EMPTY),
+            lossless_mtu=num(pattern, tp, "mtu"),
+            small_packet_percentage=num(pattern, tp, "small_packet_percentage"),
+            traffic_pattern=pattern is not None,
+            over_subscribe_ratio=num(param, "DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE", "over_subscribe_ratio"),
+            lossless_pool_size=num(pool, "BUFFER_POOL|ingress_lossless_pool", "size"),
+            lossless_pool_xoff=num(pool, "BUFFER_POOL|ingress_lossless_pool", "xoff"),
         )
 
     def _bound(self, table: str, name: str | None) -> dict[int, int]:

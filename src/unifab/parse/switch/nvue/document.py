@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from unifab.errors import ParseError
+from unifab.errors import load_yaml as load_bounded_yaml
 from unifab.parse._text import decode_utf8
 
 __all__ = ["copy_tree", "join", "load_yaml", "merge", "split_document"]
@@ -18,15 +17,7 @@ def load_yaml(text: str | bytes, source: str) -> Any:
     text = decode_utf8(text, source)
     if not text.strip():
         raise ParseError(source, "an NVUE configuration (nv config show -o yaml), got empty input")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)  # SafeLoader / CSafeLoader only
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = None if mark is None else mark.line + 1
-        raise ParseError(source, f"YAML ({exc.problem or exc.context})", line=line) from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ParseError(source, f"YAML ({type(exc).__name__}: {exc})") from None
+    return load_bounded_yaml(text, source)  # the safe loader, bounded (YamlError is a ParseError)
 
 
 def split_document(doc: Any, source: str) -> tuple[dict[str, Any], dict[str, Any]]:

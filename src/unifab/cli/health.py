@@ -1,0 +1,129 @@
+"""``unifab health BUNDLE``: counter series → incidents with one root cause, the jobs they hurt, the action."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from unifab.cli.common import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    FormatOption,
+    OutputFormat,
+    QuietOption,
+    console,
+    fail,
+    load_fabric,
+    plural,
+)
+
+if TYPE_CHECKING:
+    from unifab.health.engine import HealthResult
+
+__all__ = ["HEALTH_HELP", "health"]
+
+HEALTH_HELP = """Find incidents in a bundle's telemetry: one root cause each, the jobs it hurts, what to do.
+
+Reads the counter series of telemetry/*.om (OpenMetrics with timestamps; docs/health.md) or, with --prometheus,
+the same metrics from a Prometheus-compatible TSDB; the bundle gives the topology, the jobs and the
+configuration findings.
+
+Example: unifab health ./bundle
+
+Example: unifab health ./bundle --format json
+
+Example: unifab health ./bundle --prometheus http://127.0.0.1:9090 --start 2026-11-30T01:00:00Z --step 30
+
+Exit codes: 0 no incident; 1 incidents; 2 usage, input or output error (one 'unifab: error:' line); 3 internal
+error.
+"""
+
+
+def _time(text: str | None, option: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        fail(f"{option} {text!r}: expected an ISO time such as 2026-11-30T01:00:00Z")
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def health(
+    bundle: Annotated[Path, typer.Argument(help="Bundle directory: topology, jobs, and telemetry/*.om.")],
+    output: FormatOption = OutputFormat.TABLE,
+    prometheus: Annotated[
+        str | None, typer.Option(help="Read the series from this Prometheus API base URL instead of telemetry/.")
+    ] = None,
+    start: Annotated[str | None, typer.Option(help="With --prometheus: window start (ISO; default end - 1 h).")] = None,
+    end: Annotated[str | None, typer.Option(help="With --prometheus: window end (ISO; default now).")] = None,
+    step: Annotated[
+        float, typer.Option(min=1.0, help="With --prometheus: seconds per point (the scrape interval).")
+    ] = 30.0,
+    quiet: QuietOption = False,
+) -> None:
+    from unifab.checks.runner import run_checks
+    from unifab.health.engine import run_health
+    from unifab.health.prometheus import PrometheusError, read_prometheus
+    from unifab.health.series import read_bundle
+    from unifab.sources import as_source_path
+
+    if prometheus is None and (start or end):
+        fail("--start and --end choose a window of --prometheus; a bundle's telemetry is read whole")
+    fabric = load_fabric(bundle, quiet=quiet)
+    if prometheus is not None:
+        until = _time(end, "--end") or datetime.now(UTC).timestamp()
+        since = _time(start, "--start") or until - 3600.0
+        try:
+            store = read_prometheus(prometheus, fabric, since, until, step)
+        except PrometheusError as exc:
+            fail(str(exc))
+        source = prometheus
+    else:
+        store = read_bundle(as_source_path(bundle), fabric)
+        source = str(bundle)
+    if not store.series:
+        where = prometheus or f"{bundle}/telemetry/*.om"
+        first = f" ({store.problems[0]})" if store.problems else ""
+        fail(f"no counter series in {where}{first}: nothing to judge health by")
+    result = run_health(fabric, store, run_checks(fabric))
+    if output is OutputFormat.JSON:
+        from unifab.health.engine import document
+        from unifab.jsonify import dumps
+
+        sys.stdout.write(dumps(document(source, result)) + "\n")
+    else:
+        _table(result)
+    raise typer.Exit(EXIT_FINDINGS if result.incidents else EXIT_CLEAN)
+
+
+def _table(result: HealthResult) -> None:
+    from rich.table import Table
+
+    from unifab.health.localize import iso
+    from unifab.report.text import cell
+
+    out = console()
+    span = f", {iso(result.span[0])} to {iso(result.span[1])}" if result.span else ""
+    out.print(
+        f"{plural(result.series, 'series', 'series')}, {plural(result.samples, 'sample')}{span}; "
+        f"{plural(result.gaps, 'gap')} (missed samples, not filled in)"
+    )
+    for problem in result.problems:
+        out.print(f"[yellow]not read:[/] {cell(problem)}")
+    if not result.incidents:
+        out.print("[green]no incident[/]: no counter rose persistently enough to be more than noise")
+        return
+    table = Table(title=f"unifab health: {plural(len(result.incidents), 'incident')}", show_lines=True)
+    for column in ("root cause", "since", "conf.", "what", "jobs (GPU-h/h)", "action"):
+        table.add_column(column, overflow="fold")
+    for i in result.incidents:
+        jobs = ", ".join(i.jobs) + f" ({i.gpus_at_risk})" if i.jobs else "-"
+        what = cell(i.summary) + "".join(f"\n[dim]config: {cell(f.check)} {cell(f.message)}[/]" for f in i.findings[:3])
+        actions = "\n".join(cell(c) for a in i.actions for c in a.commands)
+        table.add_row(f"[bold]{cell(i.root)}[/]", iso(i.start), f"{i.confidence:.2f}", what, cell(jobs), actions)
+    out.print(table)

@@ -1,0 +1,8 @@
+"""Health: counter series → detectors → one root cause per incident → the jobs it hurts → the action to take.
+
+``series`` (the columns and the counter arithmetic), ``openmetrics`` (the bundle's telemetry files), ``detect``
+(pure detectors), ``localize`` (root cause through the Fabric's links, job impact, actions), ``prometheus`` (the
+same series from a Prometheus-compatible TSDB), ``engine`` (all of it, and the JSON document). docs/health.md.
+"""
+
+__all__ = []

@@ -1,0 +1,343 @@
+"""From symptoms to incidents: one root cause each, joined through the Fabric's links.
+
+The rules, most encompassing first (each symptom is explained by one incident):
+
+1. every NIC of a host shows a symptom → the **host** (power, PCIe, a firmware hang: not eight cables at once);
+2. every linked port of a switch shows a link symptom (at the switch or at its peer) → the **switch**;
+3. a link symptom (flap, uncorrected errors) on both ends of one link → the **link** (the cable or its optics);
+4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
+5. lossless drops on a NIC → the **NIC** (with the configuration findings on its path, which can explain them);
+6. a PFC storm → the end that sends the pauses (its receive path is stuck).
+
+Then impact (the jobs whose hosts the root cause touches, and their GPU-hours at risk per hour: a stalled job
+wastes every GPU it holds) and the actions an operator runs: drain the hosts, shut a flapping link in the switch's
+own CLI, replace an optic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from unifab.errors import UsageError
+from unifab.health.detect import FEC, LINK_FLAP, LOSSLESS_DROPS, PFC_STORM, Symptom
+from unifab.model import Endpoint, Fabric, Finding, Link, host_id, switch_id
+from unifab.parse.sched import hostlist
+from unifab.platforms import platform, safe_name
+from unifab.render.host_script import host_name, q
+from unifab.render.switch_cli import finish
+
+__all__ = ["Action", "Incident", "iso", "localize"]
+
+LINK_DETECTORS = frozenset({LINK_FLAP, FEC})
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    kind: str  # "drain" | "shutdown" | "replace"
+    device: str
+    commands: tuple[str, ...]
+    why: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "device": self.device, "commands": list(self.commands), "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """One root cause, what it explains, whom it hurts and what to do."""
+
+    kind: str  # host | switch | link | optic | port | nic
+    root: str  # the root cause's entity id
+    confidence: float
+    symptoms: tuple[Symptom, ...]
+    summary: str
+    not_explained: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    hosts: tuple[str, ...] = ()
+    jobs: tuple[str, ...] = ()
+    gpus_at_risk: int = 0  # GPU-hours at risk per hour
+    actions: tuple[Action, ...] = ()
+
+    @property
+    def start(self) -> float:
+        return min(s.start for s in self.symptoms)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "root_cause": {"kind": self.kind, "id": self.root},
+            "confidence": self.confidence,
+            "start": iso(self.start),
+            "summary": self.summary,
+            "symptoms": [{**s.as_dict(), "start": iso(s.start), "end": iso(s.end)} for s in self.symptoms],
+            "not_explained": list(self.not_explained),
+            "findings": [
+                {"check": f.check, "severity": f.severity.value, "message": f.message, "entities": list(f.entities)}
+                for f in self.findings
+            ],
+            "hosts": list(self.hosts),
+            "jobs": list(self.jobs),
+            "gpu_hours_at_risk_per_hour": self.gpus_at_risk,
+            "actions": [a.as_dict() for a in self.actions],
+        }
+
+
+@dataclass(slots=True)
+class _Draft:
+    kind: str
+    root: str
+    confidence: float
+    symptoms: list[Symptom]
+    summary: str
+    hosts: set[str]
+    not_explained: tuple[str, ...] = ()
+    shut: Endpoint | None = None  # the switch end of a link to shut
+    replace: Endpoint | None = None  # the end whose optic to replace
+
+
+class _Topology:
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.link_of: dict[Endpoint, Link] = {}
+        for link in fabric.links:
+            self.link_of.setdefault(link.a, link)
+            self.link_of.setdefault(link.b, link)
+
+    def peer(self, end: Endpoint) -> Endpoint | None:
+        link = self.link_of.get(end)
+        if link is None:
+            return None
+        return link.b if link.a == end else link.a
+
+    def host_of(self, end: Endpoint) -> str | None:
+        return end.node if end.node in self.fabric.hosts else None
+
+    def link_hosts(self, ends: Iterable[Endpoint]) -> set[str]:
+        out: set[str] = set()
+        for end in ends:
+            for e in (end, self.peer(end)):
+                if e is not None and (h := self.host_of(e)) is not None:
+                    out.add(h)
+        return out
+
+
+def _what(symptoms: Sequence[Symptom]) -> str:
+    names = {LINK_FLAP: "flaps", FEC: "uncorrected errors", LOSSLESS_DROPS: "lossless drops", PFC_STORM: "PFC storm"}
+    return ", ".join(sorted({names[s.detector] for s in symptoms}))
+
+
+def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Finding] = ()) -> list[Incident]:
+    """The incidents that explain ``symptoms`` (rules in the module docstring), ordered by start, then root cause."""
+    topo = _Topology(fabric)
+    by_end: dict[Endpoint, list[Symptom]] = {}
+    for s in symptoms:
+        by_end.setdefault(s.endpoint, []).append(s)
+    drafts: list[_Draft] = []
+
+    def take(ends: Iterable[Endpoint], detectors: frozenset[str] | None = None) -> list[Symptom]:
+        out: list[Symptom] = []
+        for end in ends:
+            keep: list[Symptom] = []
+            for s in by_end.get(end, []):
+                (out if detectors is None or s.detector in detectors else keep).append(s)
+            if keep:
+                by_end[end] = keep
+            else:
+                by_end.pop(end, None)
+        return out
+
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        ends = [n.endpoint for n in host.nics.values()]
+        if len(ends) >= 2 and all(e in by_end for e in ends):
+            peers = [p for e in ends if (p := topo.peer(e)) is not None]
+            got = take(ends) + take(peers, LINK_DETECTORS)
+            summary = f"every NIC of {host.name} shows {_what(got)}: the host, not its {len(ends)} cables"
+            drafts.append(_Draft("host", host_id(host.name), 0.9, got, summary, {host.name}))
+
+    def linked(end: Endpoint) -> bool:
+        peer = topo.peer(end)
+        return any(s.detector in LINK_DETECTORS for e in (end, peer) if e is not None for s in by_end.get(e, []))
+
+    for switch in sorted(fabric.switches.values(), key=lambda s: s.name):
+        ends = [p.endpoint for p in switch.ports.values() if p.endpoint in topo.link_of]
+        if len(ends) >= 2 and all(linked(e) for e in ends):
+            peers = [p for e in ends if (p := topo.peer(e)) is not None]
+            got = take(ends, LINK_DETECTORS) + take(peers, LINK_DETECTORS)
+            summary = f"all {len(ends)} linked ports of {switch.name} show {_what(got)}: the switch"
+            drafts.append(_Draft("switch", switch_id(switch.name), 0.9, got, summary, topo.link_hosts(ends)))
+
+    for end in sorted(by_end):
+        if end not in by_end:
+            continue
+        here = [s for s in by_end[end] if s.detector in LINK_DETECTORS]
+        if not here:
+            continue
+        link, peer = topo.link_of.get(end), topo.peer(end)
+        there = [s for s in by_end.get(peer, []) if s.detector in LINK_DETECTORS] if peer is not None else []
+        hosts = topo.link_hosts([end])
+        switch_end = next((e for e in (end, peer) if e is not None and e.node in fabric.switches), None)
+        flapping = any(s.detector == LINK_FLAP for s in here + there)
+        if link is not None and peer is not None and there:
+            got = take([end, peer], LINK_DETECTORS)
+            summary = f"both ends of {link.id.removeprefix('link:')} show {_what(got)}: the cable or its optics"
+            drafts.append(_Draft("link", link.id, 0.9, got, summary, hosts, shut=switch_end if flapping else None))
+            continue
+        got = take([end], LINK_DETECTORS)
+        entity = got[0].entity
+        far = f"the far end {peer} shows nothing" if peer is not None else "the far end is not known (no link)"
+        if any(s.detector == FEC for s in got):
+            root = f"optic:{end.node}:{end.port}"
+            summary = f"{end} alone receives uncorrected errors: its optic (or a dirty connector at this end)"
+            drafts.append(
+                _Draft(
+                    "optic",
+                    root,
+                    0.75,
+                    got,
+                    summary,
+                    hosts,
+                    (f"{far}; the far end's transmitter can also be the cause",),
+                    replace=end,
+                )
+            )
+        else:
+            kind = entity.split(":", 1)[0]
+            summary = f"{end} alone flaps: that {kind} (or its transceiver)"
+            shut = switch_end if switch_end is not None else None
+            drafts.append(_Draft(kind, entity, 0.6, got, summary, hosts, (far,), shut=shut))
+
+    for end in sorted(by_end):
+        got = take([end], frozenset({LOSSLESS_DROPS}))
+        if got:
+            owner = topo.host_of(end)
+            summary = f"{got[0].entity} loses RoCE packets on the lossless class ({', '.join(s.counter for s in got)})"
+            drafts.append(_Draft("nic", got[0].entity, 0.6, got, summary, {owner} if owner else set()))
+    for end in sorted(by_end):
+        got = take([end], frozenset({PFC_STORM}))
+        if got:
+            entity = got[0].entity
+            summary = f"{end} sends PFC pause most of the time: its receive path is stuck and stalls its peer"
+            drafts.append(_Draft(entity.split(":", 1)[0], entity, 0.7, got, summary, topo.link_hosts([end])))
+
+    known = list(findings)
+    incidents = [_finish(d, topo, known) for d in drafts]
+    return sorted(incidents, key=lambda i: (i.start, i.root))
+
+
+def _touched(draft: _Draft, topo: _Topology) -> set[str]:
+    """Entity ids a configuration finding must name to count as on the same entities."""
+    out = {draft.root}
+    for s in draft.symptoms:
+        out.add(s.entity)
+        link = topo.link_of.get(s.endpoint)
+        if link is not None:
+            out.add(link.id)
+            peer = topo.peer(s.endpoint)
+            if peer is not None and (port := topo.fabric.port_at(peer)) is not None:
+                out.add(port.id)
+    return out
+
+
+def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Incident:
+    fabric = topo.fabric
+    touched = _touched(draft, topo)
+    related = tuple(f for f in findings if touched.intersection(f.entities))
+    confidence, not_explained = draft.confidence, draft.not_explained
+    if draft.kind == "nic":
+        if related:
+            confidence = 0.8
+        else:
+            not_explained = (
+                *not_explained,
+                "no configuration finding on this NIC's link explains the drops: look further along its paths",
+            )
+    hosts = tuple(sorted(draft.hosts))
+    jobs = tuple(sorted(j.id for j in fabric.jobs.values() if draft.hosts.intersection(j.hosts)))
+    gpus = sum(len(fabric.hosts[h].gpus) for j in jobs for h in fabric.jobs[j].hosts if h in fabric.hosts)
+    symptoms = tuple(sorted(draft.symptoms, key=lambda s: (s.start, s.entity, s.detector, s.counter)))
+    detectors = ", ".join(sorted({s.detector for s in symptoms}))
+    reason = f"unifab: {detectors}, root cause {draft.root}"
+    actions: list[Action] = []
+    if hosts:
+        actions.append(_drain(hosts, reason, jobs))
+    if draft.shut is not None:
+        actions.append(_shutdown(fabric, draft.shut))
+    if draft.replace is not None:
+        actions.append(_replace(fabric, draft.replace))
+    return Incident(
+        draft.kind,
+        draft.root,
+        confidence,
+        symptoms,
+        draft.summary,
+        not_explained,
+        related,
+        hosts,
+        jobs,
+        gpus,
+        tuple(actions),
+    )
+
+
+def _drain(hosts: Sequence[str], reason: str, jobs: Sequence[str]) -> Action:
+    """``scontrol update ... state=drain``: running jobs finish (or are requeued by the operator), no new one lands."""
+    valid, invalid = [], []
+    for h in hosts:
+        try:
+            valid.append(host_name(h))
+        except UsageError:
+            invalid.append(h)
+    commands = []
+    if valid:
+        names = hostlist.compress(valid, sort=True)
+        text = _UNPRINTABLE.sub("?", reason)[:200]
+        commands.append(f"scontrol update nodename={q(names)} state=drain reason={q(text)}")
+    commands.extend(f"# {_UNPRINTABLE.sub('?', h)!r} is not a valid node name: drain it by hand" for h in invalid)
+    why = "keep new jobs off the hosts the root cause touches"
+    if jobs:
+        why += f"; running jobs on them ({', '.join(jobs)}) are stalled or degraded and should be requeued"
+    return Action("drain", ",".join(hosts), tuple(commands), why)
+
+
+_SHUTDOWN: dict[str, Callable[[str], tuple[str, ...]]] = {
+    "sonic": lambda p: (f"sudo config interface shutdown {p}",),
+    "eos": lambda p: (f"interface {p}", "shutdown"),
+    "nvue": lambda p: (f"nv set interface {p} link state down", "nv config apply -y"),
+}
+
+
+def _shutdown(fabric: Fabric, end: Endpoint) -> Action:
+    """Shut the switch end of a flapping link: a link that is down is routed around, a flapping one is not."""
+    switch = fabric.switches[end.node]
+    plat = platform(switch.os, switch.name)
+    name = safe_name(plat, end.port)
+    make = _SHUTDOWN.get(plat.name)
+    if name is None:
+        commands: tuple[str, ...] = (f"# {_UNPRINTABLE.sub('?', end.port)!r} is not a {plat.name} port name",)
+    elif make is None:
+        commands = (f"# shut {name} down in {plat.name}'s own tools",)
+    else:
+        commands = finish(switch.os, make(name))
+    why = "a flapping link stalls every flow hashed onto it; shut it so traffic takes the other paths, then re-seat"
+    return Action("shutdown", switch.name, commands, why + " or replace the cable")
+
+
+def _replace(fabric: Fabric, end: Endpoint) -> Action:
+    """Ticket text naming the module: part number and serial from ``ethtool -m`` when the host read it."""
+    nic = fabric.nic_at(end)
+    optic = nic.transceiver if nic is not None else None
+    if optic is not None and (optic.part_number or optic.serial_number):
+        ident = f"{optic.vendor or 'unknown vendor'} {optic.part_number or '?'} serial {optic.serial_number or '?'}"
+    else:
+        ident = "part number and serial unknown (read them with the device's transceiver command)"
+    text = _UNPRINTABLE.sub(
+        "?", f"Replace the transceiver in {end.node} port {end.port}: {ident}; clean both connectors"
+    )
+    return Action("replace", end.node, (f"# ticket: {text}",), "an optic with uncorrected errors corrupts every packet")

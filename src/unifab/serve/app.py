@@ -1,0 +1,387 @@
+"""The HTTP face of :class:`~unifab.serve.service.Server`: the REST API under ``/api/v1``, /metrics, health.
+
+Every route but ``/healthz``, ``/metrics`` (unless configured otherwise) and the login form needs a role:
+routes are declared through :func:`guarded`, which adds the role check and records the allowed roles in
+the OpenAPI operation as ``x-unifab-roles`` (tests/serve walks the route table with it). A token comes as
+``Authorization: Bearer <token>``; the web UI's login stores the same token in an HttpOnly, SameSite=Strict
+cookie that is honoured for GET requests only, so a cookie can never authorize a change (no CSRF surface).
+
+Response shapes are the library's: a finding is the object ``unifab check --format json`` prints
+(:class:`unifab.api.FindingDoc`), wrapped with its first/last seen times.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, NotRequired
+
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from typing_extensions import TypedDict
+
+from unifab.api import FindingDoc, check_catalog
+from unifab.serve.auth import ADMIN, INGEST, READ, ROLES
+from unifab.serve.ingest import DEVICE_NAME, IngestError
+from unifab.serve.metrics import CONTENT_TYPE
+from unifab.serve.routing import SEVERITIES, device_model, guarded, principal_of
+from unifab.serve.service import Server, Settings
+from unifab.serve.ui import render, ui_router
+from unifab.serve.work import QUEUED
+
+__all__ = ["SecurityHeaders", "create_app"]
+
+
+class FindingItem(TypedDict):
+    key: str  # Finding.key: check id + subject, stable across snapshots
+    state: str  # open | cleared
+    first_seen: str
+    last_seen: str
+    cleared_at: str | None
+    finding: FindingDoc  # exactly the object unifab check --format json prints
+
+
+class FindingsPage(TypedDict):
+    items: list[FindingItem]
+    next_cursor: str | None
+
+
+class DeviceItem(TypedDict):
+    name: str
+    kind: str
+    os: str | None
+    collected_at: str | None
+    received_at: str
+    origin: dict[str, Any]
+    snapshot_id: str
+
+
+class DevicesPage(TypedDict):
+    items: list[DeviceItem]
+    next_cursor: str | None
+
+
+class DeviceDetail(DeviceItem):
+    open_findings: int
+    model: dict[str, Any] | None  # the device as the library models it (unifab.model.Host / Switch)
+
+
+class SnapshotDoc(TypedDict):
+    id: str
+    received_at: str
+    devices: list[str]
+    units: list[str]
+    size: int
+    mode: str
+    seconds: float
+    findings: int
+    duplicate: bool
+
+
+class CheckDoc(TypedDict):
+    id: str
+    title: str
+    why: str
+    fix: str
+
+
+class FindingCounts(TypedDict):
+    open: int
+    cleared: int
+    by_severity: dict[str, int]
+
+
+class Summary(TypedDict):
+    findings: FindingCounts
+    by_check: dict[str, dict[str, int]]
+    devices: dict[str, int]
+    last_snapshot: dict[str, Any] | None
+
+
+class TokenRequest(TypedDict):
+    role: str
+    name: str
+    hosts: NotRequired[list[str]]  # limit the token to ingesting these hosts' parts
+
+
+class TokenCreated(TypedDict):
+    id: str
+    role: str
+    token: str  # shown once
+    hosts: list[str] | None
+
+
+class TokenInfo(TypedDict):
+    id: str
+    role: str
+    name: str
+    created_at: str
+    revoked_at: str | None
+    hosts: list[str] | None
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware: a per-response CSP nonce (``request.state.csp_nonce``) and the security headers.
+
+    The pages load nothing from elsewhere and run no script; their one inline stylesheet carries the nonce.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        nonce = secrets.token_urlsafe(16)
+        scope.setdefault("state", {})["csp_nonce"] = nonce
+        csp = (
+            f"default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self' data:; form-action 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'"
+        )
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", csp.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(settings: Settings | None = None, server: Server | None = None) -> FastAPI:
+    """The application over a new :class:`Server` (or the one given); the store is migrated before it returns."""
+    server = server or Server(settings or Settings())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        server.start_polling()
+        yield
+        server.close()
+
+    app = FastAPI(
+        title="unifab",
+        version="1",
+        summary="The single pane over an AI cluster's fabric: snapshots, devices, findings, checks.",
+        openapi_url=None,  # served under /api/v1 behind a role, below
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.server = server
+    app.add_middleware(SecurityHeaders)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        """JSON for the API; for a page a person opened, the login form (401) or a short error page."""
+        if request.url.path.startswith("/api/") or request.url.path in ("/metrics", "/healthz"):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        template = "login.html" if exc.status_code == 401 else "error.html"
+        return render(request, template, status=exc.status_code, error=None, message=str(exc.detail))
+
+    app.include_router(_api_router(app))
+    app.include_router(_public_router(server))
+    app.include_router(ui_router())
+    return app
+
+
+def _public_router(server: Server) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/healthz", tags=["health"])
+    def health() -> dict[str, str | None]:
+        return {"status": "ok", "schema": server.store.revision()}
+
+    if server.settings.metrics_public:
+
+        @router.get("/metrics", tags=["metrics"], response_class=Response)
+        def metrics() -> Response:
+            return Response(server.metrics.exposition(), media_type=CONTENT_TYPE)
+
+    else:
+
+        @guarded(router, "get", "/metrics", READ, tags=["metrics"], response_class=Response)
+        def metrics_guarded() -> Response:
+            return Response(server.metrics.exposition(), media_type=CONTENT_TYPE)
+
+    return router
+
+
+def _api_router(app: FastAPI) -> APIRouter:
+    api = APIRouter(prefix="/api/v1")
+
+    def srv(request: Request) -> Server:
+        server: Server = request.app.state.server
+        return server
+
+    @guarded(api, "get", "/openapi.json", READ, tags=["meta"], include_in_schema=False)
+    def openapi() -> dict[str, Any]:
+        return app.openapi()
+
+    @guarded(api, "get", "/summary", READ, tags=["fabric"])
+    def summary(request: Request) -> Summary:
+        """Open findings by severity and by check, devices by kind, the last snapshot."""
+        doc: Summary = srv(request).store.summary()  # type: ignore[assignment]
+        return doc
+
+    @guarded(api, "get", "/devices", READ, tags=["fabric"])
+    def devices(
+        request: Request,
+        kind: Annotated[str | None, Query(pattern="^(host|switch)$")] = None,
+        cursor: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> DevicesPage:
+        page = _paged(lambda: srv(request).store.devices(kind=kind, cursor=cursor, limit=limit))
+        return {"items": page.items, "next_cursor": page.next_cursor}
+
+    @guarded(api, "get", "/devices/{name}", READ, tags=["fabric"], responses={404: {"description": "no such device"}})
+    def device(request: Request, name: str) -> DeviceDetail:
+        """One device (``host:<name>`` or ``switch:<name>``) with its model and its count of open findings."""
+        server = srv(request)
+        row = server.store.device(name)
+        if row is None:
+            raise HTTPException(404, f"no device {name!r} (devices are named host:<name> or switch:<name>)")
+        return {**row, **device_model(server, name)}  # type: ignore[typeddict-item]
+
+    @guarded(api, "get", "/findings", READ, tags=["findings"])
+    def findings(
+        request: Request,
+        check: Annotated[list[str] | None, Query(description="check id; repeatable")] = None,
+        severity: Annotated[list[str] | None, Query(description="critical|error|warning|info; repeatable")] = None,
+        device: Annotated[str | None, Query(description="host:<name>, switch:<name> or a bare name")] = None,
+        state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
+        cursor: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> FindingsPage:
+        """Findings in report order (worst first), filtered; ``next_cursor`` fetches the next page."""
+        bad = [s for s in severity or () if s not in SEVERITIES]
+        if bad:
+            raise HTTPException(422, f"unknown severity {bad[0]!r}; expected one of {', '.join(SEVERITIES)}")
+        page = _paged(
+            lambda: srv(request).store.findings(
+                check=check or (), severity=severity or (), device=device, state=state, cursor=cursor, limit=limit
+            )
+        )
+        return {"items": page.items, "next_cursor": page.next_cursor}
+
+    @guarded(api, "get", "/checks", READ, tags=["checks"])
+    def checks() -> list[CheckDoc]:
+        """The check catalog (what ``unifab checks`` lists): id, title, why it hurts, how to fix it."""
+        return [{"id": s.id, "title": s.title, "why": s.why, "fix": s.fix} for s in check_catalog().values()]
+
+    @guarded(
+        api,
+        "post",
+        "/snapshots",
+        INGEST,
+        tags=["ingest"],
+        status_code=201,
+        responses={
+            200: {"description": "a snapshot with this id was already stored; nothing changed"},
+            202: {"description": "stored; no re-check has covered it yet (mode: queued)"},
+            400: {"description": "not a tar archive, a link or a path escaping it"},
+            403: {"description": "the token may not send one of the parts (an agent token limited to hosts)"},
+            413: {"description": "larger than the server accepts"},
+            422: {"description": "a file outside the bundle layout, or not what its name says"},
+        },
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "description": "a tar.gz of the bundle layout (docs/bundle.md): a whole bundle or some devices",
+                "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+            },
+            "parameters": [
+                {
+                    "name": "X-Unifab-Snapshot-Id",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "the snapshot's id (default: the upload's sha256); a retry with it stores nothing",
+                }
+            ],
+        },
+    )
+    async def post_snapshot(request: Request) -> JSONResponse:
+        """Ingest a bundle (or part of one): validate, re-check incrementally, update the findings' times."""
+        server = srv(request)
+        limit = server.settings.max_upload_bytes
+        too_big = HTTPException(413, f"the upload is larger than the {limit:,} bytes this server accepts")
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise too_big
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_big
+        principal = principal_of(request)
+        snapshot_id = request.headers.get("x-unifab-snapshot-id")
+        try:
+            created, doc = await run_in_threadpool(server.ingest, bytes(body), snapshot_id, principal)
+        except IngestError as exc:
+            raise HTTPException(exc.status, exc.message) from None
+        status = (202 if doc["mode"] == QUEUED else 201) if created else 200
+        return JSONResponse(doc, status_code=status)
+
+    @guarded(api, "get", "/snapshots/{snapshot_id}", READ, tags=["ingest"], responses={404: {"description": "none"}})
+    def snapshot(request: Request, snapshot_id: str) -> SnapshotDoc:
+        doc = srv(request).store.snapshot(snapshot_id)
+        if doc is None:
+            raise HTTPException(404, f"no snapshot {snapshot_id!r}")
+        return {**doc, "duplicate": False}  # type: ignore[typeddict-item]
+
+    @guarded(api, "post", "/tokens", ADMIN, tags=["admin"], status_code=201)
+    def create_token(request: Request, body: TokenRequest) -> TokenCreated:
+        """A new token (its secret is in this response only)."""
+        if body["role"] not in ROLES:
+            raise HTTPException(422, f"unknown role {body['role']!r}; roles are {', '.join(ROLES)}")
+        hosts = body.get("hosts") or None
+        bad = [h for h in hosts or () if not DEVICE_NAME.fullmatch(h)]
+        if bad:
+            raise HTTPException(422, f"{bad[0]!r} is not a host name")
+        made = srv(request).create_token(body["role"], body["name"], principal_of(request).token_id, hosts)
+        return {
+            "id": made.id,
+            "role": body["role"],
+            "token": made.token,
+            "hosts": sorted(set(hosts)) if hosts else None,
+        }
+
+    @guarded(api, "get", "/tokens", ADMIN, tags=["admin"])
+    def list_tokens(request: Request) -> list[TokenInfo]:
+        """Every token (id, role, name, hosts, created, revoked); never a secret or a hash."""
+        rows: list[TokenInfo] = srv(request).store.token_list()  # type: ignore[assignment]
+        return rows
+
+    @guarded(api, "delete", "/tokens/{token_id}", ADMIN, tags=["admin"], status_code=204, responses={404: {}})
+    def revoke_token(request: Request, token_id: str) -> Response:
+        """Revoke a token: every replica refuses it from the next request on."""
+        if not srv(request).revoke_token(token_id, principal_of(request).token_id):
+            raise HTTPException(404, f"no live token {token_id!r}")
+        return Response(status_code=204)
+
+    @guarded(api, "get", "/audit", ADMIN, tags=["admin"])
+    def audit(
+        request: Request, cursor: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 100
+    ) -> dict[str, Any]:
+        """Every change (ingest, token), newest first."""
+        page = _paged(lambda: srv(request).store.audit_log(cursor=cursor, limit=limit))
+        return {"items": page.items, "next_cursor": page.next_cursor}
+
+    return api
+
+
+def _paged(fetch: Callable[[], Any]) -> Any:
+    try:
+        return fetch()
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None

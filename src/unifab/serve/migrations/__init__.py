@@ -1,0 +1,3 @@
+"""Alembic migrations of the serve store (see env.py)."""
+
+__all__ = ()

@@ -1,0 +1,3 @@
+"""The revisions, oldest first: v0001_initial."""
+
+__all__ = ()

@@ -1,0 +1,555 @@
+"""The store behind ``unifab serve``: one interface, SQLite (a file, WAL) by default or PostgreSQL by URL.
+
+:meth:`Store.open` creates the engine and applies the alembic migrations (``migrations/``) before anything
+else runs. The server writes an ingest in two transactions, accept and re-check (:mod:`unifab.serve.work`,
+which uses this module's helpers inside its own transactions); :meth:`Store.record_ingest` writes one
+whole ingest in one transaction (tests of the findings' lifecycle, tools).
+
+Lists are paged by cursor (the last row's sort key, opaque to clients), never by offset: a page costs the
+same at the end of a 100,000-finding table as at its start.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, text, tuple_, update
+from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql.elements import ColumnElement
+
+from unifab.serve.schema import audit, device_files, devices, finding_devices, findings, snapshots, tokens, utc
+
+__all__ = [
+    "MIGRATIONS",
+    "CurrentFinding",
+    "DeviceState",
+    "IngestRecord",
+    "Page",
+    "Store",
+    "database_url",
+    "decode_cursor",
+    "encode_cursor",
+]
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+MIGRATION_LOCK = 0x756E6966  # "unif": the advisory lock replicas take around migrating
+STATES = ("open", "cleared", "all")
+
+
+def database_url(value: str) -> str:
+    """``--db``: a SQLAlchemy URL, or a plain path meaning a SQLite file there."""
+    if "://" in value:
+        if value.startswith(("postgresql://", "postgres://")):
+            # the driver unifab installs (psycopg 3) rather than SQLAlchemy's default psycopg2
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        return value
+    return f"sqlite:///{Path(value).expanduser().absolute()}"
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentFinding:
+    """A finding of the current fabric, as the store keeps it (the live fabric computes these)."""
+
+    key: str
+    check: str
+    severity: str
+    severity_order: int
+    subject: dict[str, str]
+    message: str
+    document: dict[str, Any]
+    digest: str
+    devices: tuple[str, ...]  # entity ids of the devices it is about
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceState:
+    name: str  # entity id
+    kind: str
+    os: str | None
+    collected_at: datetime | None
+    origin: dict[str, Any]
+
+
+@dataclass(slots=True)
+class IngestRecord:
+    """Everything one ingest writes."""
+
+    snapshot_id: str
+    received_at: datetime
+    size: int
+    actor: str
+    mode: str
+    seconds: float
+    units: dict[str, bytes]  # part -> tar.gz of its files
+    devices: list[DeviceState]
+    findings: list[CurrentFinding]
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def encode_cursor(values: Sequence[object]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(list(values))).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, arity: int) -> list[Any]:
+    """The values of a cursor this store made; :class:`ValueError` for anything else."""
+    try:
+        values = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, orjson.JSONDecodeError):
+        raise ValueError("malformed cursor") from None
+    if not isinstance(values, list) or len(values) != arity:
+        raise ValueError("malformed cursor")
+    return values
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+class Store:
+    """The server's database (see the module docstring). Thread-safe: every call takes its own connection."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str, *, migrate: bool = True) -> Store:
+        url = database_url(url)
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+            event.listen(engine, "connect", _sqlite_pragmas)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+        store = cls(engine)
+        if migrate:
+            store.migrate()
+        return store
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest alembic revision (a no-op when it is there)."""
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":  # replicas starting together: one migrates, the others wait
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+
+    def revision(self) -> str | None:
+        from alembic.migration import MigrationContext
+
+        with self.engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------------------------- ingest
+
+    def snapshot(self, snapshot_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(snapshots).where(snapshots.c.id == snapshot_id)).mappings().first()
+        return None if row is None else _snapshot_doc(row)
+
+    def latest_snapshot(self) -> dict[str, Any] | None:
+        query = select(snapshots).order_by(snapshots.c.received_at.desc(), snapshots.c.id.desc()).limit(1)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else _snapshot_doc(row)
+
+    def units(self) -> dict[str, bytes]:
+        """Every stored bundle part (to rebuild the fabric at start-up)."""
+        with self.engine.connect() as conn:
+            return {r.unit: r.data for r in conn.execute(select(device_files.c.unit, device_files.c.data))}
+
+    def record_ingest(self, record: IngestRecord) -> None:
+        """Write one ingest in one transaction (raises :class:`sqlalchemy.exc.IntegrityError` on a duplicate id)."""
+        now = record.received_at
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(snapshots).values(
+                    id=record.snapshot_id,
+                    received_at=now,
+                    devices=sorted(d.name for d in record.devices),
+                    units=sorted(record.units),
+                    size=record.size,
+                    mode=record.mode,
+                    seconds=record.seconds,
+                    findings=len(record.findings),
+                    actor=record.actor,
+                )
+            )
+            if record.units:
+                conn.execute(delete(device_files).where(device_files.c.unit.in_(list(record.units))))
+                conn.execute(
+                    insert(device_files),
+                    [
+                        {"unit": u, "data": data, "snapshot_id": record.snapshot_id, "updated_at": now}
+                        for u, data in record.units.items()
+                    ],
+                )
+            self._put_devices(conn, record.devices, now, record.snapshot_id)
+            counts = self._sync_findings(conn, record.findings, now, record.snapshot_id)
+            self._audit(conn, record.actor, "ingest", record.snapshot_id, {**record.detail, **counts}, now)
+
+    def sync_findings(self, current: Sequence[CurrentFinding], now: datetime, snapshot_id: str) -> dict[str, int]:
+        """Bring the findings table to ``current`` in a transaction of its own."""
+        with self.engine.begin() as conn:
+            return self._sync_findings(conn, current, now, snapshot_id)
+
+    def sync_findings_in(
+        self, conn: Connection, current: Sequence[CurrentFinding], now: datetime, snapshot_id: str
+    ) -> dict[str, int]:
+        """:meth:`sync_findings` inside the caller's transaction (a re-check round)."""
+        return self._sync_findings(conn, current, now, snapshot_id)
+
+    def put_devices(self, conn: Connection, states: Sequence[DeviceState], now: datetime, snapshot_id: str) -> None:
+        """The devices' latest rows, inside the caller's transaction."""
+        self._put_devices(conn, states, now, snapshot_id)
+
+    @staticmethod
+    def _put_devices(conn: Connection, states: Sequence[DeviceState], now: datetime, snapshot_id: str) -> None:
+        if not states:
+            return
+        names = [d.name for d in states]
+        for chunk in _chunks(names, 500):
+            conn.execute(delete(devices).where(devices.c.name.in_(chunk)))
+        conn.execute(
+            insert(devices),
+            [
+                {
+                    "name": d.name,
+                    "kind": d.kind,
+                    "os": d.os,
+                    "collected_at": d.collected_at,
+                    "received_at": now,
+                    "origin": d.origin,
+                    "snapshot_id": snapshot_id,
+                }
+                for d in states
+            ],
+        )
+
+    @staticmethod
+    def _sync_findings(
+        conn: Connection, current: Sequence[CurrentFinding], now: datetime, snapshot_id: str
+    ) -> dict[str, int]:
+        """first_seen / last_seen / cleared_at: new keys open, vanished keys clear, cleared keys that return
+        reopen (with a new first_seen: it is a new occurrence); every open one is seen now."""
+        by_key = {f.key: f for f in current}  # a snapshot never holds one key twice; keep the first if it does
+        known = {
+            r.key: (r.digest, r.cleared_at)
+            for r in conn.execute(select(findings.c.key, findings.c.digest, findings.c.cleared_at))
+        }
+        gone = [k for k, (_, cleared) in known.items() if cleared is None and k not in by_key]
+        fresh = [f for k, f in by_key.items() if k not in known]
+        reopened = [f for k, f in by_key.items() if k in known and known[k][1] is not None]
+        changed = [f for k, f in by_key.items() if k in known and known[k][1] is None and known[k][0] != f.digest]
+        for chunk in _chunks(gone, 500):
+            conn.execute(update(findings).where(findings.c.key.in_(chunk)).values(cleared_at=now))
+        if fresh:
+            conn.execute(insert(findings), [_finding_row(f, now, snapshot_id) for f in fresh])
+        changed_keys = {f.key for f in changed}
+        for f in reopened + changed:
+            values = _finding_row(f, now, snapshot_id)
+            del values["key"]
+            if f.key in changed_keys:
+                del values["first_seen"]
+            conn.execute(update(findings).where(findings.c.key == f.key).values(**values))
+        rewritten = [f.key for f in reopened + changed]
+        for chunk in _chunks(rewritten, 500):
+            conn.execute(delete(finding_devices).where(finding_devices.c.finding_key.in_(chunk)))
+        links = [{"finding_key": f.key, "device": d} for f in fresh + reopened + changed for d in f.devices]
+        if links:
+            conn.execute(insert(finding_devices), links)
+        conn.execute(update(findings).where(findings.c.cleared_at.is_(None)).values(last_seen=now))
+        return {"opened": len(fresh) + len(reopened), "changed": len(changed), "cleared": len(gone)}
+
+    # ------------------------------------------------------------------------------------- reads
+
+    def summary(self) -> dict[str, Any]:
+        """Open findings by severity and by check, devices by kind, the last snapshot."""
+        with self.engine.connect() as conn:
+            by = conn.execute(
+                select(findings.c.check, findings.c.severity, func.count())
+                .where(findings.c.cleared_at.is_(None))
+                .group_by(findings.c.check, findings.c.severity)
+            ).all()
+            kinds = conn.execute(select(devices.c.kind, func.count()).group_by(devices.c.kind)).all()
+            cleared = conn.execute(
+                select(func.count()).select_from(findings).where(findings.c.cleared_at.is_not(None))
+            ).scalar_one()
+        by_severity = dict.fromkeys(("critical", "error", "warning", "info"), 0)
+        by_check: dict[str, dict[str, int]] = {}
+        for check, severity, n in by:
+            by_severity[severity] = by_severity.get(severity, 0) + n
+            by_check.setdefault(check, {})[severity] = n
+        return {
+            "findings": {"open": sum(by_severity.values()), "cleared": cleared, "by_severity": by_severity},
+            "by_check": dict(sorted(by_check.items())),
+            "devices": {str(kind): int(n) for kind, n in sorted(kinds)},
+            "last_snapshot": self.latest_snapshot(),
+        }
+
+    def open_counts(self) -> list[tuple[str, str, int]]:
+        """(check, severity, open findings) for /metrics."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(findings.c.check, findings.c.severity, func.count())
+                .where(findings.c.cleared_at.is_(None))
+                .group_by(findings.c.check, findings.c.severity)
+            ).all()
+        return [(c, s, n) for c, s, n in rows]
+
+    def device_times(self) -> list[tuple[str, datetime | None, datetime]]:
+        """(kind, collected_at, received_at) of every device, for /metrics' collect age."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(devices.c.kind, devices.c.collected_at, devices.c.received_at)).all()
+        return [(k, utc(c), utc(r) or r) for k, c, r in rows]
+
+    def devices(self, *, kind: str | None = None, cursor: str | None = None, limit: int = 100) -> Page:
+        query = select(devices).order_by(devices.c.name).limit(limit + 1)
+        if kind:
+            query = query.where(devices.c.kind == kind)
+        if cursor:
+            (after,) = decode_cursor(cursor, 1)
+            query = query.where(devices.c.name > str(after))
+        with self.engine.connect() as conn:
+            rows = [_device_doc(r) for r in conn.execute(query).mappings()]
+        return _page(rows, limit, lambda r: [r["name"]])
+
+    def device(self, name: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(devices).where(devices.c.name == name)).mappings().first()
+        return None if row is None else _device_doc(row)
+
+    def findings(
+        self,
+        *,
+        check: Iterable[str] = (),
+        severity: Iterable[str] = (),
+        device: str | None = None,
+        state: str = "open",
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> Page:
+        """Findings in report order (severity, check, key), filtered; ``state``: open, cleared or all."""
+        if state not in STATES:
+            raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+        order = (findings.c.severity_order, findings.c.check, findings.c.key)
+        query = select(findings).order_by(*order).limit(limit + 1)
+        conditions: list[ColumnElement[bool]] = []
+        if state == "open":
+            conditions.append(findings.c.cleared_at.is_(None))
+        elif state == "cleared":
+            conditions.append(findings.c.cleared_at.is_not(None))
+        checks, severities = list(check), list(severity)
+        if checks:
+            conditions.append(findings.c.check.in_(checks))
+        if severities:
+            conditions.append(findings.c.severity.in_(severities))
+        if device:
+            names = [device] if ":" in device else [f"host:{device}", f"switch:{device}"]
+            keys = select(finding_devices.c.finding_key).where(finding_devices.c.device.in_(names))
+            conditions.append(findings.c.key.in_(keys))
+        if cursor:
+            rank, chk, key = decode_cursor(cursor, 3)
+            conditions.append(tuple_(*order) > tuple_(int(rank), str(chk), str(key)))
+        if conditions:
+            query = query.where(and_(*conditions))
+        with self.engine.connect() as conn:
+            rows = list(conn.execute(query).mappings())
+        items = [_finding_doc(r) for r in rows]
+        next_cursor = None
+        if len(rows) > limit:
+            last = rows[limit - 1]
+            next_cursor = encode_cursor([last["severity_order"], last["check"], last["key"]])
+        return Page(items[:limit], next_cursor)
+
+    def count_open(self, *, device: str) -> int:
+        """Open findings about one device."""
+        keys = select(finding_devices.c.finding_key).where(finding_devices.c.device == device)
+        query = (
+            select(func.count()).select_from(findings).where(findings.c.cleared_at.is_(None), findings.c.key.in_(keys))
+        )
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def finding_checks(self) -> list[str]:
+        """The checks that have findings in the table (the UI's filter choices)."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(select(findings.c.check).distinct().order_by(findings.c.check)).scalars())
+
+    # ------------------------------------------------------------------------------------- tokens, audit
+
+    def add_token(
+        self,
+        token_id: str,
+        token_hash: str,
+        role: str,
+        name: str,
+        actor: str,
+        now: datetime,
+        hosts: list[str] | None = None,
+    ) -> None:
+        """A new token; ``hosts`` limits what it may ingest to those hosts' parts."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(tokens).values(
+                    id=token_id, hash=token_hash, role=role, name=name, created_at=now, revoked_at=None, hosts=hosts
+                )
+            )
+            detail: dict[str, Any] = {"role": role, "name": name}
+            if hosts:
+                detail["hosts"] = hosts
+            self._audit(conn, actor, "token.create", token_id, detail, now)
+
+    def revoke_token(self, token_id: str, actor: str, now: datetime) -> bool:
+        """Revoke a live token; ``False`` when no live token has that id."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(tokens).where(tokens.c.id == token_id, tokens.c.revoked_at.is_(None)).values(revoked_at=now)
+            ).rowcount
+            if done:
+                self._audit(conn, actor, "token.revoke", token_id, {}, now)
+        return bool(done)
+
+    def token_list(self) -> list[dict[str, Any]]:
+        """Every token (never its hash), newest first."""
+        query = select(
+            tokens.c.id, tokens.c.role, tokens.c.name, tokens.c.created_at, tokens.c.revoked_at, tokens.c.hosts
+        ).order_by(tokens.c.created_at.desc(), tokens.c.id)
+        with self.engine.connect() as conn:
+            return [
+                {**dict(r), "created_at": _iso(r["created_at"]), "revoked_at": _iso(r["revoked_at"])}
+                for r in conn.execute(query).mappings()
+            ]
+
+    def token(self, token_id: str) -> dict[str, Any] | None:
+        """The live (not revoked) token with this id."""
+        query = select(tokens).where(and_(tokens.c.id == token_id, tokens.c.revoked_at.is_(None)))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else dict(row)
+
+    def audit_log(self, *, cursor: str | None = None, limit: int = 100) -> Page:
+        """Newest first."""
+        query = select(audit).order_by(audit.c.id.desc()).limit(limit + 1)
+        if cursor:
+            (before,) = decode_cursor(cursor, 1)
+            query = query.where(audit.c.id < int(before))
+        with self.engine.connect() as conn:
+            rows = [
+                {
+                    "id": r["id"],
+                    "at": _iso(r["at"]),
+                    "actor": r["actor"],
+                    "action": r["action"],
+                    "target": r["target"],
+                    "detail": r["detail"],
+                }
+                for r in conn.execute(query).mappings()
+            ]
+        return _page(rows, limit, lambda r: [r["id"]])
+
+    @staticmethod
+    def _audit(conn: Connection, actor: str, action: str, target: str, detail: dict[str, Any], now: datetime) -> None:
+        conn.execute(insert(audit).values(at=now, actor=actor, action=action, target=target[:300], detail=detail))
+
+    def table_names(self) -> list[str]:
+        from sqlalchemy import inspect
+
+        return sorted(inspect(self.engine).get_table_names())
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def _page(rows: list[dict[str, Any]], limit: int, key: Any) -> Page:
+    if len(rows) > limit:
+        return Page(rows[:limit], encode_cursor(key(rows[limit - 1])))
+    return Page(rows, None)
+
+
+def _iso(value: datetime | None) -> str | None:
+    when = utc(value)
+    return None if when is None else when.isoformat()
+
+
+def _finding_row(f: CurrentFinding, now: datetime, snapshot_id: str) -> dict[str, Any]:
+    return {
+        "key": f.key,
+        "check": f.check,
+        "severity": f.severity,
+        "severity_order": f.severity_order,
+        "subject": f.subject,
+        "message": f.message,
+        "document": f.document,
+        "digest": f.digest,
+        "first_seen": now,
+        "last_seen": now,
+        "cleared_at": None,
+        "snapshot_id": snapshot_id,
+    }
+
+
+def _finding_doc(row: RowMapping) -> dict[str, Any]:
+    return {
+        "key": row["key"],
+        "state": "open" if row["cleared_at"] is None else "cleared",
+        "first_seen": _iso(row["first_seen"]),
+        "last_seen": _iso(row["last_seen"]),
+        "cleared_at": _iso(row["cleared_at"]),
+        "finding": row["document"],
+    }
+
+
+def _device_doc(row: RowMapping) -> dict[str, Any]:
+    return {
+        "name": row["name"],
+        "kind": row["kind"],
+        "os": row["os"],
+        "collected_at": _iso(row["collected_at"]),
+        "received_at": _iso(row["received_at"]),
+        "origin": row["origin"],
+        "snapshot_id": row["snapshot_id"],
+    }
+
+
+def _snapshot_doc(row: RowMapping) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "received_at": _iso(row["received_at"]),
+        "devices": row["devices"],
+        "units": row["units"],
+        "size": row["size"],
+        "mode": row["mode"],
+        "seconds": row["seconds"],
+        "findings": row["findings"],
+    }

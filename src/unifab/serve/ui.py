@@ -1,0 +1,136 @@
+"""The web UI: server-rendered Jinja pages over the same store and roles as the API, no script, no build step.
+
+Pages: the overview (open findings by severity and by check, devices, the last snapshot), the findings
+table (filters by check, severity, device and state; cursor pagination, so no page loads the whole fabric),
+the device list and a device page (its model and its findings). Every page needs a reading role, from a
+Bearer header or the login cookie; ``/login`` takes a token and sets that cookie, ``/logout`` clears it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from unifab.api import check_catalog
+from unifab.serve.auth import READ
+from unifab.serve.routing import COOKIE, SEVERITIES, device_model, guarded
+from unifab.serve.service import Server
+
+__all__ = ["render", "ui_router"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]), auto_reload=False)
+PAGE_SIZE = 50
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    nonce = getattr(request.state, "csp_nonce", "")
+    html = _env.get_template(template).render(nonce=nonce, request_path=request.url.path, **context)
+    return HTMLResponse(html, status_code=status)
+
+
+def _server(request: Request) -> Server:
+    server: Server = request.app.state.server
+    return server
+
+
+def ui_router() -> APIRouter:
+    ui = APIRouter(include_in_schema=False)
+
+    @guarded(ui, "get", "/", READ, response_class=HTMLResponse)
+    def overview(request: Request) -> HTMLResponse:
+        summary = _server(request).store.summary()
+        titles = {cid: spec.title for cid, spec in check_catalog().items()}
+        return render(request, "overview.html", summary=summary, titles=titles, severities=SEVERITIES)
+
+    @guarded(ui, "get", "/findings", READ, response_class=HTMLResponse)
+    def findings_page(
+        request: Request,
+        check: str = "",
+        severity: str = "",
+        device: str = "",
+        state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
+        cursor: str | None = None,
+    ) -> HTMLResponse:
+        server = _server(request)
+        if severity and severity not in SEVERITIES:
+            severity = ""
+        try:
+            page = server.store.findings(
+                check=[check] if check else (),
+                severity=[severity] if severity else (),
+                device=device.strip() or None,
+                state=state,
+                cursor=cursor,
+                limit=PAGE_SIZE,
+            )
+        except ValueError:
+            return RedirectResponse("/findings", status_code=303)  # type: ignore[return-value]
+        filters = {"check": check, "severity": severity, "device": device.strip(), "state": state}
+        next_url = None
+        if page.next_cursor:
+            next_url = "/findings?" + urlencode({**{k: v for k, v in filters.items() if v}, "cursor": page.next_cursor})
+        return render(
+            request,
+            "findings.html",
+            page=page,
+            filters=filters,
+            checks=server.store.finding_checks(),
+            severities=SEVERITIES,
+            next_url=next_url,
+        )
+
+    @guarded(ui, "get", "/devices", READ, response_class=HTMLResponse)
+    def devices_page(request: Request, kind: str = "", cursor: str | None = None) -> HTMLResponse:
+        try:
+            page = _server(request).store.devices(kind=kind or None, cursor=cursor, limit=PAGE_SIZE)
+        except ValueError:
+            return RedirectResponse("/devices", status_code=303)  # type: ignore[return-value]
+        next_url = None
+        if page.next_cursor:
+            next_url = "/devices?" + urlencode({**({"kind": kind} if kind else {}), "cursor": page.next_cursor})
+        return render(request, "devices.html", page=page, kind=kind, next_url=next_url)
+
+    @guarded(ui, "get", "/devices/{name}", READ, response_class=HTMLResponse)
+    def device_page(request: Request, name: str) -> HTMLResponse:
+        server = _server(request)
+        row = server.store.device(name)
+        if row is None:
+            return render(request, "error.html", status=404, message=f"no device {name!r}")
+        detail = device_model(server, name)
+        found = server.store.findings(device=name, state="open", limit=200)
+        return render(request, "device.html", device=row, model=detail["model"], findings=found)
+
+    @ui.get("/login", response_class=HTMLResponse)
+    def login_form(request: Request) -> HTMLResponse:
+        return render(request, "login.html", error=None)
+
+    @ui.post("/login", response_class=HTMLResponse)
+    async def login(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > 4096:
+            return render(request, "login.html", status=413, error="too long")
+        token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+        principal = _server(request).authenticate(token) if token else None
+        if principal is None:
+            return render(request, "login.html", status=401, error="that token is not valid")
+        if principal.role not in READ:
+            return render(request, "login.html", status=403, error=f"role {principal.role!r} cannot use the UI")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https", path="/"
+        )
+        return response
+
+    @ui.post("/logout")
+    def logout() -> Response:
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    return ui

@@ -1,0 +1,326 @@
+"""Faults as telemetry: counter timelines of a twin bundle's NICs and switch ports, with faults and noise in them.
+
+:func:`write_faults` reads a bundle's Fabric (any bundle with links: a twin's, or a real one), writes one
+``telemetry/<device>.om`` per device (OpenMetrics with timestamps, the metrics of
+:data:`unifab.health.series.METRICS`) and records each fault in ``truth.json`` under ``"faults"`` in DESIGN's
+ground-truth format (kind, root cause entity, start, the jobs it hurts).
+
+Fault kinds: a flapping link (both ends count link-downs), a dirty optic (one end receives uncorrected errors,
+rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping). Faults never share a host
+or a link end. Background noise everywhere else is what a detector must not report: benign pause time, a single
+flap on some link, a few single-interval error blips, a NIC whose driver reloads (every counter reset), a 64-bit
+counter that wraps, and a host whose scrapes are missed for a while (a gap).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from unifab import layout
+from unifab.collect.bundle import load_bundle
+from unifab.errors import UsageError
+from unifab.health.openmetrics import Sample, dump
+from unifab.model import Endpoint, Fabric, Link, Nic, host_id
+from unifab.twin.files import write_text
+from unifab.twin.scheduler_files import START_EPOCH
+
+__all__ = ["FAULT_KINDS", "TELEMETRY_START", "write_faults"]
+
+TELEMETRY_START = START_EPOCH + 3600  # an hour after the twin's jobs started
+FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead")
+PRIO = "3"  # the RoCE priority the twin's QoS makes lossless
+
+
+@dataclass(slots=True)
+class _Counter:
+    """One series as the twin writes it: a start value, an increment per interval, and what goes wrong."""
+
+    metric: str
+    labels: tuple[tuple[str, str], ...]
+    start: int
+    increments: list[int]
+    width: int = 64
+    resets: set[int] = field(default_factory=set)  # sample indices where the counter restarts from 0
+
+    def values(self) -> list[int]:
+        out, value = [], self.start
+        for i in range(len(self.increments) + 1):
+            if i in self.resets:
+                value = 0
+            out.append(value % 2**self.width)
+            if i < len(self.increments):
+                value += self.increments[i]
+        return out
+
+
+class _Timelines:
+    def __init__(self, fabric: Fabric, rng: random.Random, samples: int, step_s: float) -> None:
+        self.fabric, self.rng, self.samples, self.step = fabric, rng, samples, step_s
+        self.devices: dict[str, dict[str, _Counter]] = {}  # device -> key -> counter
+        self.missing: dict[str, set[int]] = {}  # device -> sample indices not scraped
+
+    def counter(self, device: str, metric: str, labels: dict[str, str], start: int = 0, width: int = 64) -> _Counter:
+        key = metric + repr(sorted(labels.items()))
+        per = self.devices.setdefault(device, {})
+        if key not in per:
+            full = tuple(sorted({"instance": device, **labels}.items()))
+            per[key] = _Counter(metric, full, start, [0] * (self.samples - 1), width)
+        return per[key]
+
+    def nic(self, nic: Nic, counter: str) -> _Counter:
+        if counter in ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err"):
+            return self.counter(
+                nic.host, f"unifab_rdma_{counter}_total", {"device": nic.rdma_dev or nic.netdev, "port": "1"}
+            )
+        if counter == "carrier_changes":
+            return self.counter(nic.host, "node_network_carrier_changes_total", {"device": nic.netdev}, width=32)
+        if counter == "pause_tx_us":
+            return self.counter(
+                nic.host, "unifab_nic_tx_pause_duration_us_total", {"device": nic.netdev, "priority": PRIO}
+            )
+        return self.counter(nic.host, f"unifab_nic_rx_{counter}_total", {"device": nic.netdev})
+
+    def port(self, end: Endpoint, counter: str) -> _Counter:
+        names = {
+            "link_down": "unifab_port_link_down_total",
+            "fec_uncorrectable": "unifab_port_fec_uncorrectable_total",
+            "crc_errors": "unifab_port_in_errors_total",
+            "pause_tx_us": "unifab_port_tx_pause_duration_us_total",
+        }
+        labels = {"interface": end.port, **({"priority": PRIO} if counter == "pause_tx_us" else {})}
+        return self.counter(end.node, names[counter], labels)
+
+    def end(self, end: Endpoint, counter: str) -> _Counter:
+        """The counter of ``counter``'s kind at a cable end: a NIC's own name for it, or the switch port's."""
+        nic = self.fabric.nic_at(end)
+        if nic is not None:
+            alias = {"link_down": "carrier_changes", "fec_uncorrectable": "symbol_errors"}.get(counter, counter)
+            return self.nic(nic, alias)
+        return self.port(end, counter)
+
+    def flap(self, end: Endpoint, at: int) -> None:
+        """One down/up at sample interval ``at``: carrier_changes counts 2, a link-down counter 1."""
+        c = self.end(end, "link_down")
+        c.increments[at] += 2 if c.metric == "node_network_carrier_changes_total" else 1
+
+
+def _baseline(t: _Timelines, ends: list[Endpoint]) -> None:
+    rng = t.rng
+    for end in ends:
+        nic = t.fabric.nic_at(end)
+        names = (
+            (
+                "carrier_changes",
+                "symbol_errors",
+                "crc_errors",
+                "out_of_sequence",
+                "packet_seq_err",
+                "local_ack_timeout_err",
+            )
+            if nic is not None
+            else ("link_down", "fec_uncorrectable", "crc_errors")
+        )
+        for name in names:
+            c = t.end(end, name)
+            c.start = rng.randrange(2, 40, 2) if name == "carrier_changes" else rng.randrange(0, 60)
+        pause = t.end(end, "pause_tx_us")
+        pause.start = rng.randrange(0, 10**9)
+        pause.increments = [int(rng.uniform(0.0, 0.03) * t.step * 1e6) for _ in pause.increments]
+
+
+def _jobs(fabric: Fabric, hosts: set[str]) -> list[str]:
+    return sorted(j.id for j in fabric.jobs.values() if hosts.intersection(j.hosts))
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _Injector:
+    def __init__(self, t: _Timelines, times: list[float]) -> None:
+        self.t, self.times, self.rng = t, times, t.rng
+        self.used_hosts: set[str] = set()
+        self.used_ends: set[Endpoint] = set()
+        fabric = t.fabric
+        self.host_links = [lk for lk in fabric.links if fabric.nic_at(lk.a) or fabric.nic_at(lk.b)]
+        self.switch_links = [lk for lk in fabric.links if lk not in self.host_links]
+
+    def _hosts_of(self, link: Link) -> set[str]:
+        return {e.node for e in (link.a, link.b) if e.node in self.t.fabric.hosts}
+
+    def _free_link(self, links: list[Link]) -> Link | None:
+        free = [
+            lk
+            for lk in links
+            if lk.a not in self.used_ends and lk.b not in self.used_ends and not self._hosts_of(lk) & self.used_hosts
+        ]
+        return self.rng.choice(free) if free else None
+
+    def _start(self) -> int:
+        n = len(self.times) - 1
+        return self.rng.randrange(n // 10, max(n // 10 + 1, n * 6 // 10))
+
+    def _reserve(self, link: Link) -> None:
+        self.used_ends.update((link.a, link.b))
+        self.used_hosts.update(self._hosts_of(link))
+
+    def fault(self, kind: str) -> dict[str, Any] | None:
+        t, rng, n = self.t, self.rng, len(self.times) - 1
+        at = self._start()
+        if kind == "link-flap":
+            link = self._free_link(self.switch_links if rng.random() < 0.4 and self.switch_links else self.host_links)
+            if link is None:
+                return None
+            self._reserve(link)
+            for i in range(at, n, rng.randrange(2, 5)):
+                t.flap(link.a, i)
+                t.flap(link.b, i)
+            return self._truth(kind, "link", link.id, at, self._hosts_of(link))
+        if kind == "optic-dirty":
+            link = self._free_link(self.host_links + self.switch_links)
+            if link is None:
+                return None
+            self._reserve(link)
+            end = rng.choice((link.a, link.b))
+            errors, crc = t.end(end, "fec_uncorrectable"), t.end(end, "crc_errors")
+            for k, i in enumerate(range(at, n)):
+                errors.increments[i] += rng.randrange(5, 20) * (1 + k // 4)
+                crc.increments[i] += rng.randrange(1, 5)
+            return self._truth(kind, "optic", f"optic:{end.node}:{end.port}", at, self._hosts_of(link))
+        hosts = sorted(h for h in t.fabric.hosts if h not in self.used_hosts and t.fabric.hosts[h].nics)
+        if not hosts:
+            return None
+        host = t.fabric.hosts[rng.choice(hosts)]
+        self.used_hosts.add(host.name)
+        if kind == "lossless-drops":
+            nic = rng.choice(sorted(host.nics.values(), key=lambda x: x.netdev))
+            self.used_ends.add(nic.endpoint)
+            oos, pse = t.nic(nic, "out_of_sequence"), t.nic(nic, "packet_seq_err")
+            for i in range(at, n):
+                if rng.random() < 0.8 or i == at:
+                    oos.increments[i] += rng.randrange(10, 100)
+                    pse.increments[i] += rng.randrange(5, 50)
+            return self._truth(kind, "nic", nic.id, at, {host.name})
+        # host-dead: every NIC erroring and flapping, the leaf ports facing it see the flaps
+        peers = {
+            lk.a if lk.b.node == host.name else lk.b for lk in self.host_links if host.name in (lk.a.node, lk.b.node)
+        }
+        self.used_ends.update(peers)
+        for nic in host.nics.values():
+            self.used_ends.add(nic.endpoint)
+            errors = t.nic(nic, "symbol_errors")
+            for i in range(at, n):
+                errors.increments[i] += rng.randrange(20, 200)
+            for i in range(at, n, 3):
+                t.flap(nic.endpoint, i)
+        for peer in peers:
+            for i in range(at, n, 3):
+                t.flap(peer, i)
+        return self._truth(kind, "host", host_id(host.name), at, {host.name})
+
+    def _truth(self, kind: str, root_kind: str, root: str, at: int, hosts: set[str]) -> dict[str, Any]:
+        return {
+            "kind": kind,
+            "root_cause": {"kind": root_kind, "id": root},
+            "start": _iso(self.times[at]),
+            "jobs": _jobs(self.t.fabric, hosts),
+            "hosts": sorted(hosts),
+        }
+
+    def noise(self) -> None:
+        """What must not become an incident: single events, a driver reload, a wrap, missed scrapes."""
+        t, rng, n = self.t, self.rng, len(self.times) - 1
+        free = [lk for lk in self.t.fabric.links if lk.a not in self.used_ends and lk.b not in self.used_ends]
+        if not free:
+            return
+        flap = rng.choice(free)
+        at = rng.randrange(n)
+        t.flap(flap.a, at)
+        t.flap(flap.b, at)
+        for _ in range(max(3, len(free) // 20)):
+            pick = rng.choice(free)
+            end = rng.choice((pick.a, pick.b))
+            t.end(end, rng.choice(("fec_uncorrectable", "crc_errors"))).increments[rng.randrange(n)] += rng.randrange(
+                1, 6
+            )
+        nics = [
+            n_
+            for h in sorted(t.fabric.hosts)
+            for n_ in t.fabric.hosts[h].nics.values()
+            if n_.endpoint not in self.used_ends
+        ]
+        if nics:
+            blip = rng.choice(nics)
+            t.nic(blip, "out_of_sequence").increments[rng.randrange(n)] += rng.randrange(1, 4)
+            reload = rng.choice(nics)
+            at = rng.randrange(1, n)
+            for c in t.devices.get(reload.host, {}).values():
+                if ("device", reload.netdev) in c.labels or ("device", reload.rdma_dev or "") in c.labels:
+                    c.resets.add(at)
+            wrap = t.nic(rng.choice(nics), "pause_tx_us")
+            wrap.start = 2**64 - sum(wrap.increments[: n // 2]) - 1
+        if t.fabric.hosts:
+            missed = rng.choice(sorted(t.fabric.hosts))
+            at = rng.randrange(1, n - 2)
+            t.missing[missed] = {at, at + 1}
+
+
+def write_faults(
+    bundle: Path,
+    n_faults: int,
+    seed: int = 0,
+    *,
+    start: float = TELEMETRY_START,
+    duration_s: float = 3600.0,
+    step_s: float = 30.0,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Write ``telemetry/<device>.om`` for every device with a link, with ``n_faults`` faults (kinds cycled in
+    :data:`FAULT_KINDS` order, places and times from ``seed``) and noise; record them in ``truth.json``.
+
+    Returns the faults' truth entries. Raises :class:`~unifab.errors.UsageError` for a bundle without links, or
+    one too small to hold the faults apart.
+    """
+    if n_faults < 0:
+        raise UsageError(f"--faults {n_faults}: expected 0 or more")
+    fabric = load_bundle(bundle)
+    if not fabric.links:
+        raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
+    rng = random.Random(seed)
+    samples = int(duration_s // step_s) + 1
+    times = [start + i * step_s for i in range(samples)]
+    t = _Timelines(fabric, rng, samples, step_s)
+    _baseline(t, sorted({e for lk in fabric.links for e in (lk.a, lk.b)}))
+    injector = _Injector(t, times)
+    faults = []
+    for i in range(n_faults):
+        entry = injector.fault(FAULT_KINDS[i % len(FAULT_KINDS)])
+        if entry is None:
+            raise UsageError(f"{bundle}: too small for {n_faults} faults that share no host or link")
+        faults.append(entry)
+    injector.noise()
+    for device, counters in sorted(t.devices.items()):
+        skip = t.missing.get(device, set())
+        out = [
+            Sample(c.metric, c.labels, v, times[i])
+            for c in counters.values()
+            for i, v in enumerate(c.values())
+            if i not in skip
+        ]
+        counter_families = {c.metric.removesuffix("_total") for c in counters.values()}
+        write_text(bundle / layout.TELEMETRY_DIR / f"{device}{layout.TELEMETRY_SUFFIX}", dump(out, counter_families))
+        if progress:
+            progress(1)
+    truth_path = bundle / layout.TRUTH
+    truth: dict[str, Any] = orjson.loads(truth_path.read_bytes()) if truth_path.is_file() else {}
+    truth["faults"] = faults
+    truth["telemetry"] = {"start": _iso(start), "step_s": step_s, "samples": samples, "seed": seed}
+    truth_path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+    return faults

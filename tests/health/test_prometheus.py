@@ -1,0 +1,126 @@
+"""The live path against a real Prometheus: the twin's series backfilled with promtool, read back through
+/api/v1/query_range, must give the same incidents as the bundle's files.
+
+Needs Debian's ``prometheus`` package (``prometheus`` and ``promtool``); without it the test skips, or fails when
+``UNIFAB_REQUIRE_SERVICES=1`` (CI sets it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from processes import stop, wait_until_ready
+
+from unifab.collect.bundle import load_bundle
+from unifab.health.engine import run_health
+from unifab.health.openmetrics import dump, parse
+from unifab.health.prometheus import PrometheusError, read_prometheus
+from unifab.health.series import read_bundle
+from unifab.sources import as_source_path
+from unifab.twin.generate import generate
+
+START_TIMEOUT_S = 60.0
+
+
+def _need(binary: str) -> str:
+    found = shutil.which(binary)
+    if found is None:
+        reason = f"{binary} is not installed (apt-get install -y prometheus)"
+        if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"{reason} (required: UNIFAB_REQUIRE_SERVICES=1)", pytrace=False)
+        pytest.skip(reason)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("prom") / "b"
+    generate(out, 64, 11, su_hosts=4, faults=4)
+    return out
+
+
+@pytest.fixture(scope="module")
+def prometheus(twin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    promtool, server = _need("promtool"), _need("prometheus")
+    work = tmp_path_factory.mktemp("tsdb")
+    samples = [s for f in sorted((twin / "telemetry").glob("*.om")) for s in parse(f.read_text(), f.name)]
+    counters = {s.name.removesuffix("_total") for s in samples if s.name.endswith("_total")}
+    (work / "data.om").write_text(dump(samples, counters))
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(work / "data.om"), str(work / "tsdb")],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (work / "prom.yml").write_text("global: {scrape_interval: 15s}\n")
+    port = _free_port()
+    log = (work / "prometheus.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            server,
+            f"--config.file={work / 'prom.yml'}",
+            f"--storage.tsdb.path={work / 'tsdb'}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=work,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(proc, f"{url}/-/ready", "prometheus", START_TIMEOUT_S, (work / "prometheus.log").read_text)
+        yield url
+    finally:
+        stop(proc)
+        log.close()
+
+
+def test_prometheus_gives_the_same_incidents_as_the_bundle(twin: Path, prometheus: str) -> None:
+    fabric = load_bundle(twin)
+    local = read_bundle(as_source_path(twin), fabric)
+    first, last = local.span() or (0.0, 0.0)
+    remote = read_prometheus(prometheus, fabric, first, last, 30.0)
+    assert len(remote) == len(local) and remote.problems == []
+    mine, theirs = run_health(fabric, local), run_health(fabric, remote)
+    assert theirs.incidents and theirs.gaps == mine.gaps
+    summary = [(i.root, i.start, tuple((s.detector, s.entity, s.start) for s in i.symptoms)) for i in mine.incidents]
+    assert [
+        (i.root, i.start, tuple((s.detector, s.entity, s.start) for s in i.symptoms)) for i in theirs.incidents
+    ] == (summary)
+
+
+def test_a_tsdb_that_is_down_is_a_clear_error(twin: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    with pytest.raises(PrometheusError, match=url):
+        read_prometheus(url, load_bundle(twin), 0.0, 600.0, 30.0, timeout=2.0)
+
+
+def test_cli_reads_prometheus(twin: Path, prometheus: str) -> None:
+    import orjson
+    from typer.testing import CliRunner
+
+    from unifab.cli import app
+    from unifab.health.localize import iso
+
+    fabric = load_bundle(twin)
+    first, last = read_bundle(as_source_path(twin), fabric).span() or (0.0, 0.0)
+    args = ["health", str(twin), "--prometheus", prometheus, "--start", iso(first), "--end", iso(last), "-f", "json"]
+    result = CliRunner().invoke(app, [*args, "--quiet"])
+    assert result.exit_code == 1, result.output
+    truth = orjson.loads((twin / "truth.json").read_bytes())
+    assert {i["root_cause"]["id"] for i in orjson.loads(result.stdout)["incidents"]} == {
+        f["root_cause"]["id"] for f in truth["faults"]
+    }

@@ -1,0 +1,101 @@
+"""Twins with faults and noise, scored: every injected fault is an incident with the right root cause, start and
+jobs, and the noise (single flaps and errors, a driver reload, a wrap, missed scrapes) is no incident."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from unifab.checks.runner import run_checks
+from unifab.cli import app
+from unifab.collect.bundle import load_bundle
+from unifab.health.engine import HealthResult, run_health
+from unifab.health.series import intervals, read_bundle
+from unifab.sources import as_source_path
+from unifab.twin.faults import FAULT_KINDS, write_faults
+from unifab.twin.generate import generate
+
+
+def health(bundle: Path) -> HealthResult:
+    fabric = load_bundle(bundle)
+    return run_health(fabric, read_bundle(as_source_path(bundle), fabric), run_checks(fabric))
+
+
+def epoch(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+@pytest.fixture(scope="module", params=[(64, 4, 1), (128, 8, 5)], ids=["64gpu-seed1", "128gpu-seed5"])
+def faulty(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    gpus, su, seed = request.param
+    out = tmp_path_factory.mktemp("faults") / "b"
+    result = generate(out, gpus, seed, su_hosts=su, faults=len(FAULT_KINDS) + 1)
+    return out, result.truth
+
+
+def test_truth_records_the_faults_in_designs_format(faulty: tuple[Path, dict[str, Any]]) -> None:
+    bundle, truth = faulty
+    assert orjson.loads((bundle / "truth.json").read_bytes())["faults"] == truth["faults"]
+    assert [f["kind"] for f in truth["faults"]] == [*FAULT_KINDS, FAULT_KINDS[0]]
+    for fault in truth["faults"]:
+        assert set(fault) >= {"kind", "root_cause", "start", "jobs"}
+        assert fault["root_cause"]["id"].startswith(fault["root_cause"]["kind"] + ":")
+    assert sorted(p.name for p in (bundle / "telemetry").iterdir())[0].endswith(".om")
+
+
+def test_every_fault_is_found_as_its_root_cause_and_noise_is_not(faulty: tuple[Path, dict[str, Any]]) -> None:
+    bundle, truth = faulty
+    result = health(bundle)
+    found = {(i.kind, i.root) for i in result.incidents}
+    assert found == {(f["root_cause"]["kind"], f["root_cause"]["id"]) for f in truth["faults"]}
+    by_root = {i.root: i for i in result.incidents}
+    step = truth["telemetry"]["step_s"]
+    for fault in truth["faults"]:
+        incident = by_root[fault["root_cause"]["id"]]
+        assert abs(incident.start - epoch(fault["start"])) <= step, fault
+        assert list(incident.jobs) == fault["jobs"], fault
+        assert incident.actions
+
+
+def test_the_noise_is_really_there(faulty: tuple[Path, dict[str, Any]]) -> None:
+    bundle, _ = faulty
+    fabric = load_bundle(bundle)
+    store = read_bundle(as_source_path(bundle), fabric)
+    events = {i.event for s in store.series.values() for i in intervals(s)}
+    assert {"reset", "wrap"} <= events
+    assert any(i.gap for s in store.series.values() for i in intervals(s))
+    singles = [s for s in store.series.values() if s.counter in ("fec_uncorrectable", "crc_errors", "symbol_errors")]
+    assert sum(1 for s in singles if sum(1 for i in intervals(s) if i.delta) == 1) >= 3
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_a_twin_with_noise_only_has_no_incident(tmp_path: Path, seed: int) -> None:
+    generate(tmp_path / "b", 64, seed, su_hosts=4)
+    assert write_faults(tmp_path / "b", 0, seed) == []
+    result = health(tmp_path / "b")
+    assert result.incidents == () and result.series > 1000
+
+
+def test_cli_health_exit_codes_and_json(faulty: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    bundle, truth = faulty
+    runner = CliRunner()
+    result = runner.invoke(app, ["health", str(bundle), "--format", "json", "--quiet"])
+    assert result.exit_code == 1, result.output
+    doc = orjson.loads(result.stdout)
+    assert {i["root_cause"]["id"] for i in doc["incidents"]} == {f["root_cause"]["id"] for f in truth["faults"]}
+    assert doc["summary"]["incidents"] == len(truth["faults"]) and doc["summary"]["gaps"] > 0
+    table = runner.invoke(app, ["health", str(bundle), "--quiet"])
+    assert table.exit_code == 1 and "root cause" in table.stdout
+    generate(tmp_path / "clean", 8, 1)
+    missing = runner.invoke(app, ["health", str(tmp_path / "clean"), "--quiet"])
+    assert missing.exit_code == 2 and "no counter series" in missing.stderr
+    write_faults(tmp_path / "clean", 0, 1)
+    clean = runner.invoke(app, ["health", str(tmp_path / "clean"), "--quiet"])
+    assert clean.exit_code == 0 and "no incident" in clean.stdout
+    bad = runner.invoke(app, ["health", str(tmp_path / "nowhere")])
+    assert bad.exit_code == 2
