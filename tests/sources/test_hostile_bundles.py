@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
-import sysconfig
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from nobody import python_as_nobody
 
 from unifab.collect.bundle import load_bundle
 from unifab.sources import DirectorySource, OutsideBundleError, SourcePath
@@ -125,88 +123,11 @@ def test_a_fifo_or_a_directory_is_never_read_as_a_file(tmp_path: Path) -> None:
 # --- as an unprivileged user ------------------------------------------------------------------------------
 
 
-def _shared_dir() -> Path | None:
-    """A fresh directory every user can reach (each ancestor searchable by others), or ``None``."""
-    for base in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
-        path = Path(base).resolve()
-        if path.is_dir() and all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents)):
-            return Path(tempfile.mkdtemp(prefix="unifab-nobody-", dir=path))
-    return None
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
-def _modules_used(bundle: Path) -> set[Path]:
-    """The top-level third-party packages a ``check`` of ``bundle`` imports (found by running one)."""
-    sites = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
-    code = (
-        "import sys, runpy\n"
-        f"sys.argv = ['unifab', 'check', {str(bundle)!r}, '-q', '--format', 'json']\n"
-        "try:\n    runpy.run_module('unifab.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "for m in list(sys.modules.values()):\n"
-        "    f = getattr(m, '__file__', None)\n"
-        "    if f: print(f, file=sys.stderr)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
-    tops: set[Path] = set()
-    for line in proc.stderr.splitlines():
-        for site in sites:
-            if line.startswith(site + os.sep):
-                first = Path(line).relative_to(site).parts[0]
-                tops.add(Path(site) / first)
-    return tops
-
-
 @pytest.fixture(scope="module")
 def as_nobody(clean: Path) -> Iterator[tuple[list[str], Path]]:
     """``(command prefix, shared directory)``: run a Python with unifab and its dependencies as ``nobody``."""
-    if os.geteuid() != 0:  # already unprivileged: the permission checks hold as we are
-        shared = _shared_dir() or Path(tempfile.mkdtemp())
-        yield [sys.executable], shared
-        shutil.rmtree(shared, ignore_errors=True)
-        return
-    runuser = shutil.which("runuser")
-    if runuser is None:
-        if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
-            pytest.fail("runuser is required (UNIFAB_REQUIRE_SERVICES=1): apt-get install util-linux")
-        pytest.skip("runuser not installed")
-    shared = _shared_dir()
-    assert shared is not None, "no directory every user can reach"
-    try:
-        lib = shared / "lib"
-        lib.mkdir()
-        import unifab
-
-        shutil.copytree(Path(unifab.__file__).parent, lib / "unifab", ignore=shutil.ignore_patterns("__pycache__"))
-        for top in _modules_used(clean):
-            if top.name == "unifab" or not top.exists():
-                continue
-            if top.is_dir():
-                shutil.copytree(top, lib / top.name, copy_function=_link_or_copy, dirs_exist_ok=True)
-            else:
-                _link_or_copy(str(top), str(lib / top.name))
-        for path in (shared, *shared.rglob("*")):
-            mode = path.lstat().st_mode
-            if not stat.S_ISLNK(mode):
-                path.chmod(mode | stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0))
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        candidates = [os.path.realpath(sys.executable), f"/usr/bin/python{version}", shutil.which(f"python{version}")]
-        base = [runuser, "-u", "nobody", "--", "env", f"PYTHONPATH={lib}", "PYTHONDONTWRITEBYTECODE=1"]
-        for python in filter(None, candidates):
-            probe = subprocess.run(
-                [*base, python, "-c", "import unifab.cli"], capture_output=True, timeout=60, check=False
-            )
-            if probe.returncode == 0:
-                yield [*base, python], shared
-                return
-        pytest.fail(f"no Python {version} that user nobody may run imports unifab (tried {candidates})")
-    finally:
-        shutil.rmtree(shared, ignore_errors=True)
+    with python_as_nobody(["check", str(clean), "-q", "--format", "json"]) as found:
+        yield found
 
 
 def test_unreadable_files_and_directories_are_reported_as_nobody(
