@@ -82,3 +82,18 @@ def test_missing_switch_config_and_nic_output(damaged: Path) -> None:
         ("INPUT-MISSING", "switches/spine01/sonic/config_db.json"),
     ]
     assert fabric.hosts["gpu004"].nics["eth5"].qos is None
+
+
+def test_the_library_reports_what_the_directory_source_refused(samples: Path, tmp_path: Path) -> None:
+    """load_bundle itself (not only the CLI) names a directory it may not enter: a switch directory that is a
+    link out of the bundle is an INPUT-UNREADABLE naming it, and nothing of /etc is read."""
+    junos = tmp_path / "b" / "switches" / "dcedge01" / "junos"
+    junos.mkdir(parents=True)
+    shutil.copy(
+        samples / "switch/junos/junos-qfx-19.4R1.10_dcedge01_show_interface.json", junos / "show-interfaces.json"
+    )
+    (tmp_path / "b" / "switches" / "evil").symlink_to("/etc")
+    fabric = load_bundle(tmp_path / "b")
+    assert sorted(fabric.switches) == ["dcedge01"]
+    refused = [f for f in fabric.input_findings if f.check == "INPUT-UNREADABLE"]
+    assert [(f.evidence["file"], "leaves the bundle" in f.message) for f in refused] == [("switches/evil", True)]

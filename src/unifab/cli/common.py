@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from unifab.model import Fabric, Finding
-    from unifab.sources import SourcePath
 
 __all__ = [
     "EXIT_CLEAN",
@@ -285,11 +284,12 @@ def load_fabric(bundle: Path, *, quiet: bool = False) -> Fabric:
 
     Unusable: not a bundle, a bundle with no device, or one where no device had anything readable (every
     file missing or unreadable): checking nothing must not pass as "no findings". What the directory source
-    refused without a reader seeing it (a directory that cannot be listed) becomes an INPUT-UNREADABLE finding.
+    refused without a reader seeing it (a directory that cannot be listed) is an INPUT-UNREADABLE finding of
+    :func:`~unifab.collect.bundle.load_bundle`.
     """
     from unifab.collect.bundle import count_devices, load_bundle
     from unifab.errors import UnifabError
-    from unifab.sources import DirectorySource, SourcePath, open_source
+    from unifab.sources import SourcePath, open_source
 
     try:
         root = SourcePath(open_source(bundle))
@@ -303,27 +303,10 @@ def load_fabric(bundle: Path, *, quiet: bool = False) -> Fabric:
         fail(str(exc))
     except UnifabError as exc:
         fail(str(exc))
-    if isinstance(root.source, DirectorySource):
-        _report_refused(fabric, root, root.source.refused)
     problem = nothing_read(fabric)
     if problem is not None:
         fail(f"{bundle}: {problem}")
     return fabric
-
-
-def _report_refused(fabric: Fabric, root: SourcePath, refused: dict[str, str]) -> None:
-    """One INPUT-UNREADABLE per refused path that no reader reported already (nor an ancestor of it)."""
-    from unifab.collect.problems import Problems
-
-    reported = {str(f.subject.get("path", "")) for f in fabric.input_findings}
-    problems = Problems(root)
-    for rel, reason in sorted(refused.items()):
-        if not rel or rel in reported or any(rel.startswith(r + "/") for r in reported if r):
-            continue
-        what = "directory" if root.source.kind(rel) == "dir" else "file"
-        problems.unreadable(root / rel, f"cannot read this {what}: {reason}")
-        reported.add(rel)
-    fabric.input_findings = [*fabric.input_findings, *problems.findings]
 
 
 def nothing_read(fabric: Fabric) -> str | None:

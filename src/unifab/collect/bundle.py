@@ -24,7 +24,7 @@ from unifab.parse.plan import cabling
 from unifab.platforms import PLATFORMS
 from unifab.profile import QosProfile
 from unifab.snapshot import DeviceOrigin, Snapshot
-from unifab.sources import Source, SourcePath, as_source_path
+from unifab.sources import DirectorySource, Source, SourcePath, as_source_path
 
 __all__ = [
     "BUNDLE_DIRS",
@@ -91,8 +91,23 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
         fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
     if (root / layout.INTENT).is_file():
         fabric.qos_intent = _load_intent(root / layout.INTENT, problems)
+    if isinstance(root.source, DirectorySource):
+        _report_refused(root, root.source.refused, problems)
     fabric.input_findings = problems.findings
     return fabric
+
+
+def _report_refused(root: SourcePath, refused: dict[str, str], problems: Problems) -> None:
+    """One INPUT-UNREADABLE per path the directory source refused (a directory that cannot be listed, a link
+    out of the bundle, a FIFO) that no reader reported already, nor an ancestor of it."""
+    reported = {str(f.subject.get("path", "")) for f in problems.findings}
+    reported |= {str(f.evidence.get("file", "")) for f in problems.findings}
+    for rel, reason in sorted(refused.items()):
+        if not rel or rel in reported or any(rel.startswith(r + "/") for r in reported if r):
+            continue
+        what = "directory" if root.source.kind(rel) == "dir" else "file"
+        problems.unreadable(root / rel, f"cannot read this {what}: {reason}")
+        reported.add(rel)
 
 
 def load_snapshot(
