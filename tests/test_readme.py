@@ -17,14 +17,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 from fake_netbox import TOKEN, recorded, serve
+from processes import wait_until_ready
 from redis_service import RedisServer
 from redis_sonic import database_config_text, flat_rows, load, open_test_dbs
 
@@ -126,17 +125,7 @@ def _serve(command: str, cwd: Path) -> None:
         port = probe.getsockname()[1]
     argv = command.replace("--port 8080", f"--port {port}").split()
     with subprocess.Popen(argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        deadline = time.monotonic() + 300
-        while True:
-            assert proc.poll() is None, proc.communicate()[1][-2000:]
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "unifab serve did not answer /healthz"
-            time.sleep(0.5)
+        wait_until_ready(proc, f"http://127.0.0.1:{port}/healthz", command, 300)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 0
 

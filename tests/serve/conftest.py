@@ -14,12 +14,12 @@ import socket
 import subprocess
 import sys
 import tarfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_until_ready
 
 PG_ADMIN = os.environ.get("UNIFAB_TEST_PG", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 
@@ -144,18 +144,7 @@ class Process:
         return self.log_path.read_text(errors="replace")[-3000:]
 
     def wait_healthy(self, seconds: float = 180) -> None:
-        import httpx
-
-        deadline = time.monotonic() + seconds
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the server did not start: {self.log()}")
-            time.sleep(0.2)
+        wait_until_ready(self.proc, f"{self.url}/healthz", "unifab serve", seconds, self.log)
 
     def stop(self) -> int:
         if self.proc.poll() is None:

@@ -6,11 +6,10 @@ import re
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import httpx
-import pytest
+from processes import wait_until_ready
 from tests.serve.conftest import UNIFAB, free_port
 
 TOKEN_LINE = re.compile(r"Viewer token \(paste it into the login form\): (ufb_\S+)")
@@ -33,16 +32,7 @@ def test_demo_serve_shows_a_populated_pane_and_stops_on_ctrl_c(tmp_path: Path) -
         reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
         reader.start()
         try:
-            deadline = time.monotonic() + 300
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"demo --serve did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.3)
+            wait_until_ready(proc, f"{url}/healthz", "unifab demo --serve", 300, log.read_text)
             printed = "".join(lines)
             assert f"Serving the demo: {url}/" in printed, printed
             found = TOKEN_LINE.search(printed)

@@ -37,6 +37,7 @@ from typing import Any, Protocol, cast
 
 from unifab.model import PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.platforms import Platform, platform, safe_name
+from unifab.platforms.junos import MEDIA_MTU_OVERHEAD
 from unifab.render import sonic
 
 __all__ = [
@@ -515,7 +516,6 @@ class NvueCli(_Dialect):
 
 
 JUNOS_COMMIT = "commit and-quit"
-JUNOS_MEDIA_MTU_OVERHEAD = 14  # Junos' interface mtu counts the Ethernet header (unifab.platforms.junos)
 
 
 class JunosCli(_Dialect):
@@ -572,7 +572,7 @@ class JunosCli(_Dialect):
         return self._not_read(f"the PFC watchdog of {port} (pfc-watchdog under its congestion-notification-profile)")
 
     def port_mtu(self, port: str, mtu: int) -> Commands:
-        return (f"set interfaces {port} mtu {mtu + JUNOS_MEDIA_MTU_OVERHEAD}",)
+        return (f"set interfaces {port} mtu {mtu + MEDIA_MTU_OVERHEAD}",)
 
     def port_speed(self, port: str, mbps: int) -> Commands:
         if mbps % 1000:
