@@ -38,6 +38,7 @@ CHECK_MODULES = (
     "unifab.checks.link",
     "unifab.checks.jobs",
     "unifab.checks.topology",
+    "unifab.checks.host",
 )
 
 INPUT_CHECKS = (
@@ -46,6 +47,12 @@ INPUT_CHECKS = (
         "A collected file could not be read or parsed",
         "Everything the file would have told (a NIC's QoS, a switch's ports) is unknown, so checks skip it.",
         "Re-collect the file; the finding names the line and what the parser expected there.",
+    ),
+    CheckSpec(
+        "INPUT-PARTIAL",
+        "Part of a collected file could not be read; the rest was",
+        "The skipped rows (a port, a queue, a map) are unknown, so the checks that need them skip those objects.",
+        "Fix or re-collect what the finding names (file, line or key); everything else in the file was checked.",
     ),
     CheckSpec(
         "INPUT-MISSING",
