@@ -141,6 +141,39 @@ def test_a_bundle_where_no_device_had_anything_readable_is_an_input_error(tmp_pa
         assert "no device had anything readable" in line and "first:" in line
 
 
+def test_watching_a_bundle_with_nothing_to_check_is_an_input_error(tmp_path: Path) -> None:
+    """--watch on a bundle with no device, or none readable, stops at once with exit 2 (never "watching")."""
+    (tmp_path / "empty" / "hosts" / "h1").mkdir(parents=True)
+    bad = tmp_path / "bad"
+    (bad / "switches" / "s1" / "sonic").mkdir(parents=True)
+    (bad / "switches" / "s1" / "sonic" / "config_db.json").write_text("{not json")
+    for root, said in ((tmp_path / "empty", "none of the files unifab reads"), (bad, "no device")):
+        proc = _run("check", str(root), "--watch")
+        assert proc.returncode == EXIT_USAGE, (proc.stdout, proc.stderr)
+        assert said in _one_error_line(proc.stderr)
+        assert "watching" not in proc.stdout
+
+
+def test_max_file_size_reports_larger_files_and_reads_the_rest(small: Path) -> None:
+    """--max-file-size (or UNIFAB_MAX_FILE_BYTES) caps each file: a larger one is an INPUT-UNREADABLE finding
+    naming the cap, the others are read; a cap that is not a size is a usage error."""
+    import json
+
+    proc = _run("--max-file-size", "16K", "check", str(small), "--format", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    capped = [f for f in findings if f["check"] == "INPUT-UNREADABLE" and "16,384 bytes a file" in f["message"]]
+    larger = {str(p.relative_to(small)) for p in small.rglob("*") if p.is_file() and p.stat().st_size > 16 * 1024}
+    assert larger and {f["subject"]["path"] for f in capped} == larger
+    assert {"QOS-PFC-MISMATCH", "QOS-ECN-OFF", "QOS-MTU"} <= {f["check"] for f in findings}
+    env = {**os.environ, "UNIFAB_MAX_FILE_BYTES": "16K"}
+    by_env = _run("check", str(small), "--format", "json", "--fail-on", "never", env=env)
+    assert json.loads(by_env.stdout)["findings"] == findings
+    for bad in ("4X", "0", "-1"):
+        wrong = _run("--max-file-size", bad, "check", str(small))
+        assert wrong.returncode == EXIT_USAGE and "--max-file-size" in _one_error_line(wrong.stderr)
+
+
 def test_clean_and_findings_codes_are_unchanged(small: Path) -> None:
     assert _run("check", str(small), "-q", "--fail-on", "never").returncode == 0
     assert _run("check", str(small), "-q").returncode == 1

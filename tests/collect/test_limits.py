@@ -7,6 +7,8 @@ are not RESP. Per-read timeouts are set longer than a drip, so only the total de
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -57,6 +59,46 @@ def test_eapi_deadline_covers_every_request_of_the_client(hostile: Any) -> None:
         with pytest.raises(EapiUnreachable, match="deadline"):
             client.show("show version")
         assert time.monotonic() - started < 0.5
+
+
+def test_a_name_lookup_that_never_answers_is_cut_off_by_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """getaddrinfo cannot be interrupted: the lookup runs in a thread the deadline abandons (the resolver of
+    this machine cannot be made to hang, so the lookup is the one thing replaced here)."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def hanging(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host == "leaf01.fabric.example":
+            release.wait(30)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    started = time.monotonic()
+    try:
+        with (
+            EapiClient(
+                "leaf01.fabric.example", name="leaf01", username="u", password="p", timeout=10, deadline_s=DEADLINE_S
+            ) as client,
+            pytest.raises(EapiUnreachable) as info,
+        ):
+            client.show("show version")
+    finally:
+        release.set()
+    assert time.monotonic() - started < DEADLINE_S + SLACK_S
+    assert "name lookup of leaf01.fabric.example" in str(info.value)
+
+
+def test_a_name_is_looked_up_once_and_the_server_reached(hostile: Any) -> None:
+    """``localhost`` is resolved under the budget and the request still reaches the server (which then sends
+    a body that is not the gzip it claims: a response error, so the connection was made)."""
+    port = hostile.start("bad_gzip")
+    with (
+        EapiClient("localhost", name="leaf01", port=port, scheme="http", username="u", password="p") as client,
+        pytest.raises(EapiResponseError),
+    ):
+        client.show("show version")
+    budget = Budget(deadline_s=DEADLINE_S)
+    assert budget.resolve("127.0.0.1", 80) == "127.0.0.1" and budget.resolve("[::1]", 80) == "::1"
 
 
 def test_netbox_drip_is_cut_off(hostile: Any) -> None:

@@ -52,6 +52,15 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    max_file_size: Annotated[
+        str | None,
+        typer.Option(
+            "--max-file-size",
+            metavar="SIZE",
+            help="Largest bundle file read (e.g. 64M, 2G; default 256M, or UNIFAB_MAX_FILE_BYTES); a larger file "
+            "is reported as unreadable, the rest is read.",
+        ),
+    ] = None,
 ) -> None:
     """One place to prove an AI cluster's RoCE fabric is lossless end to end, NIC to switch to NIC.
 
@@ -60,6 +69,17 @@ def _root(
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage, input or output error (one 'unifab: error:'
     line); 3 internal error (the traceback is written to a file the message names).
     """
+    if max_file_size is not None:
+        import os
+
+        from unifab.cli.common import fail
+        from unifab.errors import UsageError
+        from unifab.sources import MAX_FILE_BYTES_ENV, parse_size
+
+        try:
+            os.environ[MAX_FILE_BYTES_ENV] = str(parse_size(max_file_size, "--max-file-size"))
+        except UsageError as exc:
+            fail(str(exc))
 
 
 app.command()(check)

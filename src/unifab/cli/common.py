@@ -320,5 +320,6 @@ def nothing_read(fabric: Fabric) -> str | None:
     ):
         return None
     problems = fabric.input_findings
-    first = f"; first: {problems[0].message}" if problems else ""
-    return f"no device had anything readable ({plural(len(problems), 'input problem')}{first})"
+    if not problems:
+        return "no device had anything readable (none of the files unifab reads was there)"
+    return f"no device had anything readable ({plural(len(problems), 'input problem')}; first: {problems[0].message})"

@@ -5,7 +5,8 @@ The bundle is read and checked once (:class:`~unifab.session.incremental.Session
 devices that changed are re-read and re-checked. Each change prints the findings that appeared (``+``)
 and disappeared (``-``) with a UTC timestamp; ``--format json`` prints one JSON object per change
 (NDJSON). A change anywhere else (plan, scheduler, fabric.yaml) re-reads the bundle. Ctrl-C stops
-watching with exit code 0.
+watching with exit code 0. A bundle with no device, or nothing readable, is an input error (exit 2) as for a
+plain check: watching nothing must not look like a clean fabric.
 
 Polling stats every file once per round (about 7 µs a file here: 0.2 s for a 512-GPU bundle, some
 10 s for 32,768 GPUs); the re-check itself costs only the changed devices.
@@ -24,7 +25,7 @@ from typing import TextIO
 import orjson
 
 from unifab import layout
-from unifab.errors import UnifabError
+from unifab.errors import BundleError, UnifabError
 from unifab.jsonify import to_jsonable
 from unifab.model import Finding
 from unifab.session.incremental import Session, Update
@@ -139,6 +140,11 @@ def watch(
     polls = 0
     try:  # Ctrl-C stops watching at any moment, loading included, with exit code 0
         current = session if session is not None else Session(bundle)
+        from unifab.cli.common import nothing_read
+
+        problem = nothing_read(current.fabric)
+        if problem is not None:  # watching nothing must not look like a clean fabric
+            raise BundleError(f"{bundle}: {problem}")
         if output != "json":
             stream.write(f"{_now()} watching {bundle}: {len(current.findings)} findings; Ctrl-C stops\n")
             stream.flush()

@@ -4,7 +4,9 @@ A per-read socket timeout does not bound a collect: a server that drips one byte
 lets a read time out, and a reply announcing 2 GiB would be read into memory. A :class:`Budget` is the
 limit of one device's collect (one adapter instance):
 
-* **time**: every connect and read gets at most the time that is left (:meth:`Budget.timeout`); for HTTP,
+* **time**: every connect and read gets at most the time that is left (:meth:`Budget.timeout`); so does the
+  name lookup (:meth:`Budget.resolve`: ``getaddrinfo`` cannot be interrupted, so it runs in a thread that is
+  abandoned when the deadline passes, and the connection goes to the address it found); for HTTP,
   where httpx keeps one read timeout for a whole response, a watchdog thread shuts the device's sockets
   down when the deadline passes, so a blocked read returns at once (:meth:`Budget.watch`).
 * **bytes**: every byte received from the device counts (:meth:`Budget.take`), decoded bytes for HTTP (a
@@ -18,6 +20,7 @@ the device fails and the others go on. :func:`http_read` streams one HTTP exchan
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import socket
 import threading
@@ -74,6 +77,7 @@ class Budget:
         self._sockets: list[socket.socket] = []
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._resolved: dict[tuple[str, int], str] = {}
 
     # -- time --------------------------------------------------------------------------------------
 
@@ -107,6 +111,49 @@ class Budget:
         if self._tripped is None and self.expired():
             self._trip(self.deadline_error())
         return self._tripped
+
+    def resolve(self, host: str, port: int) -> str:
+        """``host``'s first address, looked up within what is left of the deadline (an address is returned as is).
+
+        Raises :class:`BudgetExceeded` when the lookup outlasts the deadline and :class:`OSError` (``socket.gaierror``)
+        when the name does not resolve. Answers are kept for the rest of the collect, so one device costs one lookup.
+        """
+        bare = host.strip("[]")
+        try:
+            ipaddress.ip_address(bare)
+            return bare
+        except ValueError:
+            pass
+        with self._lock:
+            known = self._resolved.get((host, port))
+        if known is not None:
+            return known
+        answer: list[str] = []
+        failure: list[OSError] = []
+
+        def lookup() -> None:
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                answer.extend(str(info[4][0]) for info in infos)
+            except OSError as exc:
+                failure.append(exc)
+
+        worker = threading.Thread(target=lookup, name=f"resolve {host}", daemon=True)
+        worker.start()
+        worker.join(self.timeout(None))
+        if worker.is_alive():
+            error = BudgetExceeded(
+                f"the name lookup of {host} did not answer within the {self.deadline_s:g} s deadline", deadline=True
+            )
+            self._trip(error)
+            raise error
+        if failure:
+            raise failure[0]
+        if not answer:
+            raise socket.gaierror(socket.EAI_NONAME, f"{host} has no address")
+        with self._lock:
+            self._resolved[(host, port)] = answer[0]
+        return answer[0]
 
     # -- bytes -------------------------------------------------------------------------------------
 
@@ -206,13 +253,27 @@ def http_read(
 
     Raises :class:`BudgetExceeded` when the deadline passes or the reply is too large (a ``Content-Length``
     over the cap is refused before any of the body is read); httpx's own errors (connect, TLS, a body that
-    cannot be decoded) pass through for the caller to name.
+    cannot be decoded) pass through for the caller to name. The host name is looked up under the budget
+    (:meth:`Budget.resolve`) and the request sent to that address with the name kept in ``Host`` and in TLS
+    (SNI and certificate check), so a resolver that never answers cannot outlast the deadline either.
     """
+    target = httpx.URL(url)
+    extensions: dict[str, Any] = {"trace": budget.httpx_trace}
+    headers: dict[str, str] = {}
+    port = target.port or (443 if target.scheme == "https" else 80)
+    try:
+        address = budget.resolve(target.host, port)
+    except socket.gaierror as exc:
+        raise httpx.ConnectError(f"cannot resolve {target.host}: {exc.strerror or exc}") from None
+    if address != target.host.strip("[]"):
+        headers["Host"] = target.netloc.decode("ascii")
+        extensions["sni_hostname"] = target.host
+        target = target.copy_with(host=address)
     wait = budget.timeout(per_read_timeout)
     timeout = httpx.Timeout(wait)
     try:
         with client.stream(
-            method, url, content=content, timeout=timeout, extensions={"trace": budget.httpx_trace}
+            method, target, content=content, headers=headers, timeout=timeout, extensions=extensions
         ) as response:
             announced = response.headers.get("content-length")
             if announced is not None and announced.strip().isdigit():

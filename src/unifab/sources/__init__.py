@@ -6,8 +6,9 @@ see it as a :class:`SourcePath`, a small ``pathlib``-like handle (``/``, ``name`
 posted to a server and a live host. Paths are bundle-relative POSIX strings; ``..`` and absolute paths are
 refused, so a hostile bundle cannot make a reader leave its source.
 
-Every read is bounded (:data:`MAX_FILE_BYTES`): a larger file raises :class:`OSError`, which the readers
-report as an unreadable file like any other.
+Every read is bounded (:func:`max_file_bytes`: :data:`MAX_FILE_BYTES` unless ``UNIFAB_MAX_FILE_BYTES`` or the
+CLI's ``--max-file-size`` says otherwise): a larger file raises :class:`OSError`, which the readers report as an
+unreadable file like any other.
 
 A bundle is untrusted input (docs/security.md). :class:`DirectorySource` follows symbolic links only while
 they stay inside the bundle: a file or directory whose real location is outside it (a link to
@@ -32,6 +33,7 @@ from typing import Protocol
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_FILE_BYTES_ENV",
     "DirectorySource",
     "MemorySource",
     "OutsideBundleError",
@@ -39,10 +41,40 @@ __all__ = [
     "SourcePath",
     "Stamp",
     "as_source_path",
+    "max_file_bytes",
     "open_source",
+    "parse_size",
 ]
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # no artifact unifab reads is near this; a larger one is not an artifact
+MAX_FILE_BYTES_ENV = "UNIFAB_MAX_FILE_BYTES"  # overrides MAX_FILE_BYTES: a byte count or 64K, 512M, 2G
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def parse_size(text: str, what: str = "a size") -> int:
+    """``"4096"``, ``"64K"``, ``"512M"``, ``"2G"`` (powers of 1024, an optional ``B``/``iB``) as bytes.
+
+    Raises :class:`~unifab.errors.UsageError` naming ``what`` for anything else, or a size below 1 byte.
+    """
+    from unifab.errors import UsageError
+
+    raw = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = raw[-1:] if raw[-1:] in _UNITS else ""
+    digits = raw[: len(raw) - len(unit)].strip()
+    if not digits.isdigit() or len(digits) > 15 or int(digits) < 1:
+        raise UsageError(f"{what} must be a positive byte count such as 4096, 64K, 512M or 2G, got {text!r}")
+    return int(digits) * _UNITS[unit]
+
+
+def max_file_bytes() -> int:
+    """The largest file a bundle reader reads: ``UNIFAB_MAX_FILE_BYTES`` when set, else :data:`MAX_FILE_BYTES`."""
+    configured = os.environ.get(MAX_FILE_BYTES_ENV)
+    if configured is None or not configured.strip():
+        return MAX_FILE_BYTES
+    return parse_size(configured, MAX_FILE_BYTES_ENV)
+
+
+_max_file_bytes = max_file_bytes  # for the classes whose parameter of that name hides the function
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +136,10 @@ class DirectorySource:
 
     __slots__ = ("_prefix", "_real_root", "max_file_bytes", "refused", "root")
 
-    def __init__(self, root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(self, root: Path, max_file_bytes: int | None = None) -> None:
         self.root = root
         self._prefix = str(root)
-        self.max_file_bytes = max_file_bytes
+        self.max_file_bytes = max_file_bytes if max_file_bytes is not None else _max_file_bytes()
         self._real_root: str | None = None
         # bundle-relative path -> why it could not be read (outside the bundle, permission, not a file)
         self.refused: dict[str, str] = {}
@@ -137,6 +169,8 @@ class DirectorySource:
     def _refuse(self, rel: str, exc: OSError) -> None:
         if exc.errno not in _NOT_THERE:
             self.refused.setdefault(rel, exc.strerror or str(exc))
+        elif exc.errno == errno.ENOENT and os.path.islink(self._os(rel)):  # there, but as a link to nothing
+            self.refused.setdefault(rel, "a symbolic link to nothing (its target does not exist; not followed)")
 
     def read_bytes(self, rel: str) -> bytes:
         path = self._os(rel)
@@ -248,11 +282,14 @@ class MemorySource:
                 self._dirs.setdefault(parent, set()).add(parts[depth])
 
     @classmethod
-    def from_tar(cls, data: bytes, label: str, max_bytes: int = 4 * MAX_FILE_BYTES) -> MemorySource:
+    def from_tar(cls, data: bytes, label: str, max_bytes: int | None = None) -> MemorySource:
         """The regular files of a (possibly gzipped) tarball; links, devices and paths outside it are refused.
 
-        A single top directory holding the bundle (``bundle/hosts/...``) is stripped.
+        A single top directory holding the bundle (``bundle/hosts/...``) is stripped. No member may be larger
+        than :func:`max_file_bytes`, nor all of them together than ``max_bytes`` (default four times that).
         """
+        per_file = max_file_bytes()
+        max_bytes = 4 * per_file if max_bytes is None else max_bytes
         files: dict[str, bytes] = {}
         total = 0
         try:
@@ -263,7 +300,7 @@ class MemorySource:
                     if not member.isfile():
                         raise ValueError(f"{label}: {member.name!r} is not a regular file")
                     total += member.size
-                    if member.size > MAX_FILE_BYTES or total > max_bytes:
+                    if member.size > per_file or total > max_bytes:
                         raise ValueError(f"{label}: larger than {max_bytes:,} bytes unpacked")
                     extracted = tar.extractfile(member)
                     if extracted is None:
@@ -403,7 +440,7 @@ def open_source(location: Path) -> Source:
     """A directory, or a ``.tar``/``.tar.gz``/``.tgz`` file, as a :class:`Source`."""
     if location.is_file() and location.name.endswith((".tar", ".tar.gz", ".tgz")):
         size = location.stat().st_size
-        if size > 4 * MAX_FILE_BYTES:
+        if size > 4 * max_file_bytes():
             raise ValueError(f"{location}: {size:,} bytes is larger than a bundle archive may be")
         return MemorySource.from_tar(location.read_bytes(), str(location))
     return DirectorySource(location)

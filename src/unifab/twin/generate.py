@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import random
 import shutil
 import tempfile
@@ -101,10 +102,22 @@ def generate(
 
             write_faults(staging, faults, seed)  # adds "faults" and "telemetry" to truth.json
             truth = orjson.loads((staging / layout.TRUTH).read_bytes())
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
+        _move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return TwinResult(out, len(cluster.hosts), len(cluster.switches), truth)
+
+
+def _move_into_place(staging: Path, out: Path) -> None:
+    """``staging`` becomes ``out`` in one rename. An empty directory at ``out`` is replaced by that same rename
+    (POSIX renames a directory over an empty one atomically), so there is no moment between removing it and
+    renaming; if something was written into ``out`` meanwhile, the rename fails and nothing of it is touched."""
+    try:
+        staging.rename(out)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise UsageError(
+                f"output path {out} was written to while the twin was generated; it is left as it is"
+            ) from None
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
