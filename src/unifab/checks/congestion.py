@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from unifab.checks.context import CheckContext
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.registry import CheckSpec
+from unifab.checks.uplink_qos import uplink_cnp
 from unifab.model import Finding, Fix, Port, QueueQos, Severity
 from unifab.render.nic_cli import NicFixes
 
@@ -348,6 +349,7 @@ def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
             "congestion notifications queue behind data, so senders slow down late: DCQCN oscillates and PFC "
             "does the work",
         )
+    yield from uplink_cnp(ctx)
 
 
 CHECKS = (
@@ -396,7 +398,8 @@ CHECKS = (
     CheckSpec(
         "QOS-CNP",
         "CNPs are not in a strict-priority queue, or ride a PFC-paused class",
-        "Congestion notifications wait behind the data they are about, so rate control reacts late.",
+        "Congestion notifications wait behind the data they are about, so rate control reacts late. Covers the "
+        "leaf port toward each NIC and both ends of every switch↔switch link (CNPs cross the spines too).",
         "Map the CNP DSCP to a strict-priority, non-PFC queue: the strict scheduler THAT switch uses (created "
         "first when it has none) on SONiC, the port bound to a strict egress-scheduler profile on NVUE.",
         check_cnp,

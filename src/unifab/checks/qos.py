@@ -8,12 +8,13 @@ TOS override sends another DSCP is QOS-TC-OVERRIDE, not also a DSCP map mismatch
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from unifab.checks.context import CheckContext, overrides_fabric_dscp, roce_dscp_of
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.link import port_link_check
 from unifab.checks.registry import CheckSpec
+from unifab.checks.uplink_qos import uplink_dscp_map, uplink_pfcwd, uplink_trust
 from unifab.model import Finding, Fix, Port, Severity
 from unifab.render.nic_cli import NicFixes
 
@@ -61,6 +62,19 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
             fixes,
             "RoCE is classified into a different priority on each end: PFC pauses the wrong class and " + DROPS,
         )
+    yield from uplink_trust(ctx)
+
+
+def switch_pfc_fix(ctx: CheckContext, port: Port, priorities: Iterable[int]) -> tuple[str, ...]:
+    """PFC on ``priorities`` of a switch port, with the watchdog on the ones it does not watch yet: a priority
+    made lossless without the watchdog is QOS-PFCWD's next finding (an expert enables both at once)."""
+    wanted = frozenset(priorities)
+    cli = ctx.cli(port.switch)
+    commands = cli.pfc_enable(port.name, sorted(wanted))
+    q = port.qos
+    if wanted and q is not None and (q.pfcwd is None or not wanted <= q.pfcwd_priorities):
+        commands += cli.pfc_watchdog(port.name, sorted(wanted), ctx.baseline.pfcwd if q.pfcwd is None else None)
+    return commands
 
 
 def _pfc(port: Port) -> tuple[int, ...] | None:
@@ -75,7 +89,7 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         "pfc_enabled",
         _pfc,
         Severity.CRITICAL,
-        lambda p, v: ctx.cli(p.switch).pfc_enable(p.name, v),
+        lambda p, v: switch_pfc_fix(ctx, p, v),
         "priorities lossless on one end only: pauses from the downstream switch are ignored, so " + DROPS,
         prefer=lambda a, b: a if len(a) >= len(b) else b,
         show=lambda v: str(list(v)),
@@ -91,7 +105,7 @@ def check_pfc_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         if nic_q.pfc_enabled != target:
             fixes.append(NicFixes(lk.nic).pfc(target))
         if port_q.pfc_enabled != target:
-            fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target)))
+            fixes.append(Fix(lk.port.switch, switch_pfc_fix(ctx, lk.port, target)))
         unpaused = sorted(nic_q.pfc_enabled ^ port_q.pfc_enabled)
         yield link_finding(
             "QOS-PFC-MISMATCH",
@@ -128,7 +142,7 @@ def check_pfc_lossy_roce(ctx: CheckContext) -> Iterator[Finding]:
             {"pfc_enabled": sorted(port_q.pfc_enabled)},
             [
                 NicFixes(lk.nic).pfc(target),
-                Fix(lk.port.switch, ctx.cli(lk.port.switch).pfc_enable(lk.port.name, target)),
+                Fix(lk.port.switch, switch_pfc_fix(ctx, lk.port, target)),
             ],
             "RoCE runs without PFC on this link: " + DROPS,
         )
@@ -142,6 +156,7 @@ def check_dscp_map(ctx: CheckContext) -> Iterator[Finding]:
     """
     base = ctx.baseline
     shared = SwitchWide()
+    reported: set[tuple[str, str | None]] = set()
     for lk in ctx.nic_links:
         nic_q, port_q = lk.nic.qos, lk.port.qos
         if nic_q is None or port_q is None or nic_q.trust != "dscp" or overrides_fabric_dscp(lk.nic, base):
@@ -182,6 +197,8 @@ def check_dscp_map(ctx: CheckContext) -> Iterator[Finding]:
             "RoCE is queued and paused in a different class than the NIC expects"
             + ("; that class is lossy, so " + DROPS if lossy else ""),
         )
+        if switch_off:
+            reported.add((lk.port.switch, port_q.dscp_map_name))
         if switch_off and not nic_off and port_q.dscp_map_name:
             config = f"DSCP_TO_TC_MAP|{port_q.dscp_map_name}"
             message = f"{lk.port.switch} maps RoCE DSCP {dscp} to TC {switch_tc} in {config}{lossy_note}"
@@ -189,6 +206,7 @@ def check_dscp_map(ctx: CheckContext) -> Iterator[Finding]:
         else:
             yield finding
     yield from shared.findings()
+    yield from uplink_dscp_map(ctx, reported)
 
 
 def check_tc_override(ctx: CheckContext) -> Iterator[Finding]:
@@ -253,6 +271,7 @@ def check_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
             "a NIC that stops draining (PCIe stall, crashed driver) pauses this port forever; the storm spreads "
             "upstream and stalls every job behind it",
         )
+    yield from uplink_pfcwd(ctx)
 
 
 PAUSE_COUNTERS = ("ethtool:rx_pause_ctrl_phy", "ethtool:tx_pause_ctrl_phy")
@@ -287,8 +306,10 @@ def check_global_pause(ctx: CheckContext) -> Iterator[Finding]:
 CHECKS = (
     CheckSpec(
         "QOS-TRUST",
-        "NIC and switch port classify RoCE differently (DSCP vs PCP)",
-        "Each end puts RoCE in a different priority, so PFC pauses the wrong class and RoCE is dropped.",
+        "NIC and switch port classify RoCE differently (DSCP vs PCP), or a switch-link port does not trust DSCP",
+        "Each end puts RoCE in a different priority, so PFC pauses the wrong class and RoCE is dropped. Covers "
+        "NIC↔leaf links and every switch↔switch tier (each end against the fabric's switches; one finding per "
+        "switch when many of its link ports are off).",
         "Trust DSCP on both ends: on the NIC mlnx_qos --trust dscp (MLNX_OFED) or a DSCP APP entry (dcb app on "
         "upstream mlx5, niccli apptlv on Broadcom); on the switch the DSCP map THAT switch's other ports use "
         "(created first when it has none): PORT_QOS_MAP.dscp_to_tc_map on SONiC, qos trust dscp on EOS, the "
@@ -316,9 +337,11 @@ CHECKS = (
     CheckSpec(
         "QOS-DSCP-MAP",
         "RoCE DSCP maps to different classes on NIC and switch, or to a lossy class",
-        "RoCE lands in a queue without PFC/ECN, or is paused on the wrong priority: drops and stalls.",
+        "RoCE lands in a queue without PFC/ECN, or is paused on the wrong priority: drops and stalls. Covers "
+        "NIC↔leaf links and switch↔switch links (a spine's map is judged against the fabric's RoCE TC); a "
+        "switch's shared map is one finding naming every link behind it.",
         "Map the RoCE DSCP to the lossless priority on the NIC (mlnx_qos --dscp2prio, dcb app or niccli apptlv) "
-        "and switch (DSCP_TO_TC_MAP).",
+        "and switch (that switch's own DSCP_TO_TC_MAP, qos map dscp on EOS).",
         check_dscp_map,
     ),
     CheckSpec(
@@ -340,7 +363,8 @@ CHECKS = (
     CheckSpec(
         "QOS-PFCWD",
         "PFC watchdog is off for a lossless priority on a switch port",
-        "A stuck receiver turns into an endless pause storm that spreads through the fabric.",
+        "A stuck receiver turns into an endless pause storm that spreads through the fabric. Covers host-facing "
+        "ports and both ends of every switch↔switch link.",
         "Enable the PFC watchdog on every lossless priority (PORT_QOS_MAP.pfcwd_sw_enable and PFC_WD on SONiC).",
         check_pfcwd,
     ),
