@@ -174,3 +174,32 @@ NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,30}", fullmatch=True)
 def test_round_trip(stats: dict[str, int]) -> None:
     assert parse(dump(stats)) == stats
     assert list(parse(dump(stats))) == list(stats)
+
+
+def test_pasted_prompts_comments_and_blocks_are_skipped() -> None:
+    text = (
+        "```\n"
+        "# ethtool -S eth3 | grep pause\n"
+        "     rx_prio3_pause: 41927\n"
+        "     tx_prio3_pause: 1290\n"
+        "\n"
+        "[root@h1 ~]# ethtool -S eth3 | grep discard\n"
+        "     rx_discards_phy: 7\n"
+        "$ ethtool -S eth3\n"
+        "NIC statistics:\n"
+        "     rx_out_of_buffer: 0\n"
+        "# note\n"
+        "```\n"
+    )
+    assert parse(text, "t") == {
+        "rx_prio3_pause": 41927,
+        "tx_prio3_pause": 1290,
+        "rx_discards_phy": 7,
+        "rx_out_of_buffer": 0,
+    }
+
+
+def test_header_inside_a_block_is_still_an_error() -> None:
+    with pytest.raises(ParseError) as err:
+        parse("# ethtool -S eth3\n     a: 1\nNIC statistics:\n     b: 2\n", "t")
+    assert err.value.line == 3

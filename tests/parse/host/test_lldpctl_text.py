@@ -368,3 +368,17 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             assert err.source == "t" and err.expected
             continue
         assert all(isinstance(nb, LldpNeighbor) for nb in result)
+
+
+def test_prompt_lines_around_the_output_are_ignored() -> None:
+    text = (
+        "cumulus@switch:~$ sudo lldpcli show neighbors\n"
+        f"{SEP}\nLLDP neighbors:\n{SEP}\n"
+        "Interface:    swp1, via: LLDP, RID: 10, Time: 0 day, 17:08:27\n"
+        "  Chassis:\n    SysName:      MSP-1\n"
+        "  Port:\n    PortID:       ifname swp1\n"
+        f"{SEP}\n"
+        "cumulus@switch:~$\n"
+    )
+    (nb,) = lldpctl_text.parse(text, "t")
+    assert (nb.local_port, nb.system_name, nb.port_id) == ("swp1", "MSP-1", "swp1")

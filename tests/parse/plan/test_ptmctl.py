@@ -53,3 +53,21 @@ def test_errors(text: str, line: int, expected: str) -> None:
         ptmctl.parse(text, "ptmctl.txt")
     assert (err.value.line, err.value.source) == (line, "ptmctl.txt")
     assert expected in err.value.expected
+
+
+_RULE_LINE = "-" * 40
+
+
+def test_comment_prompt_names_the_command_and_collapsed_rows_read_by_tokens() -> None:
+    header = "port  cbl     exp      act\n      status  nbr      nbr\n"
+    text = f"# ptmctl -d\n{_RULE_LINE}\n{header}{_RULE_LINE}\nswp1 pass h1:swp1 h1:swp1\n"
+    (table,) = ptmctl.parse(text, "t")
+    assert table.command == "ptmctl -d"
+    assert table.rows == ({"port": "swp1", "cbl status": "pass", "exp nbr": "h1:swp1", "act nbr": "h1:swp1"},)
+
+
+def test_row_that_neither_lines_up_nor_splits_is_an_error() -> None:
+    text = f"{_RULE_LINE}\nport  last    x\n{_RULE_LINE}\nswp1 5m: 5s y\n"  # 4 words, 3 columns, cut mid-word
+    with pytest.raises(ParseError) as err:
+        ptmctl.parse(text, "t")
+    assert err.value.line == 4 and "under the header" in err.value.expected

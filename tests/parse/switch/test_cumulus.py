@@ -191,3 +191,17 @@ def test_random_text_raises_only_parse_error(text: str) -> None:
             cumulus.parse(prefix + text, "t")
         except ParseError as err:
             assert err.source == "t" and err.expected
+
+
+def test_interface_capture_with_prompts_between_parts() -> None:
+    text = (
+        "cumulus@leaf01:mgmt:~$ sudo vtysh -c 'show interface swp1'\n"
+        "Interface swp1 is up, line protocol is up\n"
+        "  Description: to-spine\n"
+        "cumulus@leaf01:mgmt:~$ ip -d address show swp1\n"
+        "3: swp1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9216 qdisc pfifo_fast state UP group default qlen 1000\n"
+        "    link/ether 44:38:39:00:00:03 brd ff:ff:ff:ff:ff:ff\n"
+    )
+    (swp1,) = cumulus.parse(text, "t")
+    assert isinstance(swp1, Interface)
+    assert (swp1.name, swp1.mtu, swp1.description) == ("swp1", 9216, "to-spine")

@@ -230,3 +230,67 @@ def test_truncated_and_shuffled_samples_raise_only_parse_error(samples: Path, da
         assert err.source == "t" and err.expected
         return
     assert all(isinstance(r, Interface | Neighbor) for r in result)
+
+
+# --- pasted and routed-port deviations -------------------------------------------------------------
+
+
+def test_ip_mtu_default_and_port_channel_member_lines() -> None:
+    text = (
+        "leaf1#show interfaces\n"
+        "Ethernet51 is down, line protocol is down (notconnect)\n"
+        "  Hardware is Ethernet, address is 985d.82b8.faf5\n"
+        "  IP MTU 1500 bytes (default), BW 1000000 kbit\n"
+        "  Full-duplex, 1Gb/s, auto negotiation: off, uni-link: n/a\n"
+        "Ethernet47 is up, line protocol is up (connected)\n"
+        "  Member of Port-Channel2\n"
+        "  Ethernet MTU 9214 bytes, BW 1000000 kbit\n"
+        "Port-Channel2 is up, line protocol is up (connected)\n"
+        "  Hardware is Port-Channel, address is 985d.82b8.fb24\n"
+        "  Ethernet MTU 9214 bytes, BW 2000000 kbit\n"
+        "  Full-duplex, 2Gb/s\n"
+        "  Active members in this channel: 2\n"
+        "  ... Ethernet47 , Full-duplex, 1Gb/s\n"
+        "Vlan16 is up, line protocol is up (connected)\n"
+        "  IP MTU 1500 bytes (default)\n"
+        "leaf1#\n"
+    )
+    got = {i.name: i for i in parse(text, "t")}
+    assert isinstance(got["Ethernet51"], Interface)
+    assert (got["Ethernet51"].mtu, got["Ethernet51"].speed_mbps) == (1500, 1000)
+    assert got["Ethernet47"].mtu == 9214
+    assert (got["Port-Channel2"].speed_mbps, got["Port-Channel2"].kind) == (2000, "bond")
+    assert got["Vlan16"].mtu == 1500
+
+
+def test_lldp_table_with_dashed_rule_and_prompt() -> None:
+    text = (
+        "$ ssh leaf1 show lldp neighbors\n"
+        "Port          Neighbor Device ID       Neighbor Port ID    TTL\n"
+        "---------- ------------------------ ---------------------- ---\n"
+        "Et2           arista2                  Ethernet2           120\n"
+    )
+    (nb,) = parse(text, "t")
+    assert isinstance(nb, Neighbor)
+    assert (nb.local_port, nb.system_name, nb.port_id) == ("Ethernet2", "arista2", "Ethernet2")
+
+
+def test_status_table_with_collapsed_padding_reads_by_tokens() -> None:
+    text = (
+        "Port Name Status Vlan Duplex Speed Type Flags\n"
+        "Et1 Cust: (SERV-XXXXX disabled 1 auto auto 1000BASE-T\n"
+        "Et49 Core: drxx.yul01 notconnect in Po49 full 10G Not Present\n"
+        "Ma1 notconnect routed a-half a-10M 10/100/1000\n"
+    )
+    rows = parse(text, "t")
+    assert [(r.name, r.description, r.admin_up, r.oper_up, r.speed_mbps) for r in rows] == [
+        ("Ethernet1", "Cust: (SERV-XXXXX", False, False, None),
+        ("Ethernet49", "Core: drxx.yul01", True, False, 10000),
+        ("Management1", None, True, False, 10),
+    ]
+
+
+def test_status_row_without_status_run_is_located() -> None:
+    with pytest.raises(ParseError) as err:
+        parse("Port Name Status Vlan Duplex Speed Type\nEt1 only words here\n", "t")
+    assert err.value.line == 2 and "PORT NAME STATUS" in err.value.expected

@@ -305,3 +305,32 @@ def test_malformed_json_raises_only_parse_error(doc: object, where: str) -> None
         assert err.source == "t" and err.expected
         return
     assert all(isinstance(r, Neighbor | Interface) for r in result)
+
+
+def test_logical_unit_alone_with_prompt_and_banner() -> None:
+    text = (
+        "{master:0}\n"
+        "netops@qfx> show interfaces et-0/0/10.0\n"
+        "  Logical interface et-0/0/10.0 (Index 557) (SNMP ifIndex 540)\n"
+        "    Description: to-gpu07\n"
+        "    Flags: Up SNMP-Traps 0x4004000 Encapsulation: ENET2\n"
+        "    Protocol inet, MTU: 9000\n"
+        "\n"
+        "{master:0}\n"
+        "netops@qfx>\n"
+    )
+    (unit,) = junos.parse(text, "t")
+    assert isinstance(unit, Interface)
+    assert (unit.name, unit.mtu, unit.oper_up, unit.description, unit.kind) == (
+        "et-0/0/10.0",
+        9000,
+        True,
+        "to-gpu07",
+        "subinterface",
+    )
+
+
+def test_detail_line_before_any_block_is_located() -> None:
+    with pytest.raises(ParseError) as err:
+        junos.parse_interfaces_text("    Flags: Up\n", "t")
+    assert err.value.line == 1 and "Logical interface" in err.value.expected

@@ -301,3 +301,38 @@ def test_malformed_json_raises_only_parse_error(doc: object, table: tuple[str, s
         assert err.source == "t" and err.expected
         return
     assert all(isinstance(r, Neighbor | Interface) for r in result)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "description", "oper_up"),
+    [
+        (
+            "switch(nxos)# show int vfc3509\nvfc3509 is trunking\n    Bound interface is Vethernet11701\n"
+            "    Port description is server 9/1, VHBA fc0\n    Hardware is Virtual Fibre Channel\n",
+            "vfc3509",
+            "server 9/1, VHBA fc0",
+            True,
+        ),
+        (
+            "vfc248 is down (Error Disabled - VFC not bound)\n    Port description is PILLAR_A1\n",
+            "vfc248",
+            "PILLAR_A1",
+            False,
+        ),
+        ("Vlan10 is up, line protocol is up, autostate enabled\n  Description: SVI-10\n", "Vlan10", "SVI-10", True),
+        ("loopback0 is up\nadmin state is up,\n  Description: RID\n", "loopback0", "RID", True),
+        ("mgmt0 is up\nadmin state is up,\n  Description: OOB\n", "mgmt0", "OOB", True),
+        ("port-channel1 is up\nadmin state is up,\n  Description: vPC peer\n", "port-channel1", "vPC peer", True),
+        ("nve1 is up\nadmin state is up,  Hardware: NVE\nDescription: VTEP\n  MTU 9216 bytes\n", "nve1", "VTEP", True),
+    ],
+)
+def test_descriptions_of_every_port_type(text: str, name: str, description: str, oper_up: bool) -> None:
+    (entry,) = nxos.parse(text, "t")
+    assert isinstance(entry, Interface)
+    assert (entry.name, entry.description, entry.oper_up) == (name, description, oper_up)
+
+
+def test_counter_line_that_lost_its_indent_stays_in_its_block() -> None:
+    text = "mgmt0 is up\n  MTU 1500 bytes\n143696673 unicast packets\nVlan1 is down (Administratively down)\n"
+    got = nxos.parse(text, "t")
+    assert [(i.name, i.mtu) for i in got] == [("mgmt0", 1500), ("Vlan1", None)]

@@ -162,3 +162,10 @@ def test_random_text_raises_only_parse_error(text: str, prefix: str) -> None:
         sonic_cli.parse(prefix + text, "t")
     except ParseError as err:
         assert err.source == "t" and err.expected
+
+
+def test_prompt_lines_around_the_config_are_ignored() -> None:
+    text = "sonic# show running-configuration\n!\ninterface Eth1/1\n mtu 9100\n!\nsonic#\n"
+    with_prompts = sonic_cli.parse(text, "t")
+    without = sonic_cli.parse("!\ninterface Eth1/1\n mtu 9100\n!\n", "t")
+    assert with_prompts == without

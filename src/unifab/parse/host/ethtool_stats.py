@@ -20,6 +20,11 @@ both drivers print with different scopes (``rx_bytes``) are left alone.
 The header may be missing (some tools strip it). Names are everything before the last ``:`` of a
 line, so drivers that prefix per-queue names (``[0]: rx_ucast_packets: 5``) read too. A name may
 appear once.
+
+Pasted captures often carry the commands that made them: ``# ethtool -S eth3 | grep pause``,
+``$ ethtool -S eth3``, ``root@h1:~# ...`` (:func:`unifab.parse._text.is_prompt`), with blank lines between
+the blocks of several ``| grep`` runs. Those lines are skipped anywhere (no counter line looks like one);
+a ``NIC statistics:`` header may start each command's block.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import re
 
 from unifab.errors import ParseError
+from unifab.parse._text import is_prompt
 
 __all__ = [
     "BNXT_NAMES",
@@ -120,15 +126,21 @@ def parse(text: str, source: str = "<input>") -> dict[str, int]:
     """Read ``ethtool -S`` output into ``{counter: value}``."""
     stats: dict[str, int] = {}
     seen_header = False
+    block_start = True  # at the start of the text or right after a prompt line
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line:
             continue
+        if is_prompt(raw):
+            block_start = True
+            continue
         if line == HEADER:
-            if seen_header or stats:
+            if not block_start:
                 raise ParseError(source, f"expected {HEADER!r} once, before the counters", line=number)
             seen_header = True
+            block_start = False
             continue
+        block_start = False
         name, colon, value = line.rpartition(":")
         name, value = name.strip(), value.strip()
         if not colon or not name:

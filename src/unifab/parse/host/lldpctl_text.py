@@ -35,8 +35,9 @@ peer sent the 802.3 max-frame-size TLV.
 :func:`parse_details` returns the full :class:`~unifab.parse.host.lldpcli.LldpNeighbor` records (equal
 to what the JSON/keyvalue parsers give for the same capture); :func:`parse` returns the normalized
 :class:`~unifab.parse.netdev.Neighbor`. The ``LLDP neighbors:`` header is required; ``lldpcli show
-interfaces``/``statistics``/``configuration`` text is rejected. Not kept: RID, MgmtIface, disabled
-capabilities, VLAN/PPVID/PI, LLDP-MED, autonegotiation, power, unknown TLVs.
+interfaces``/``statistics``/``configuration`` text is rejected. Prompt/command lines pasted before or
+after the output (``$ sudo lldpctl``, see :func:`unifab.parse._text.blank_prompts`) are ignored. Not
+kept: RID, MgmtIface, disabled capabilities, VLAN/PPVID/PI, LLDP-MED, autonegotiation, power, unknown TLVs.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
+from unifab.parse._text import blank_prompts
 from unifab.parse.host.lldpcli import LldpNeighbor
 from unifab.parse.netdev import Neighbor, neighbor_from_lldpd
 
@@ -142,7 +144,7 @@ def parse_details(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...
             neighbors.append(_finish(draft, source))
         draft = None
 
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
         line = raw.rstrip("\r")
         stripped = line.strip()
         indent = len(line) - len(line.lstrip(" "))

@@ -12,8 +12,10 @@ A table is a dashed rule, one or two header rows (a column's name is its words s
 rows, joined by a space: ``cbl status``, ``exp nbr``), another rule, then one row per port until a
 blank line. Cells are read by the columns' start positions, since a value may hold a space
 (``last upd`` = ``5m: 5s``); a row with exactly one whitespace-separated value per column is split on
-whitespace instead, which survives a value wider than its column. ``N/A`` becomes ``None``.
-Shell prompt lines (``cumulus@switch:~$ sudo ptmctl -d``) name the command of the table that follows.
+whitespace instead, which survives a value wider than its column or padding collapsed in a paste. A
+row that has neither (a cut at a column start would split a word) is an error rather than a guess.
+``N/A`` becomes ``None``. Shell prompt lines (``cumulus@switch:~$ sudo ptmctl -d``, ``# ptmctl``, see
+:func:`unifab.parse._text.prompt_command`) name the command of the table that follows.
 
 ``cbl status`` is PTM's cable verdict: ``pass`` (planned in topology.dot, LLDP heard, matches), ``fail``
 (planned, LLDP heard, mismatch), ``N/A`` (planned, no LLDP yet).
@@ -25,11 +27,11 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import fixed_cells, is_prompt, prompt_command
 
 __all__ = ["PtmCable", "PtmTable", "cables", "parse"]
 
 _RULE = re.compile(r"^-{10,}\s*$")
-_PROMPT = re.compile(r"^\S+@\S+[$#]\s*(.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +61,8 @@ def parse(text: str, source: str = "<input>") -> tuple[PtmTable, ...]:
         if not line.strip():
             i += 1
             continue
-        if (m := _PROMPT.match(line)) is not None:
-            command = re.sub(r"^sudo\s+", "", m.group(1).strip()) or None
+        if is_prompt(line) and not _RULE.match(line):
+            command = re.sub(r"^sudo\s+", "", prompt_command(line) or "") or None
             i += 1
             continue
         if not _RULE.match(line):
@@ -97,7 +99,7 @@ def _table(lines: list[str], i: int, source: str, command: str | None) -> tuple[
     columns = tuple(names)
     rows: list[dict[str, str | None]] = []
     i += 1
-    while i < len(lines) and lines[i].strip() and not _PROMPT.match(lines[i]):
+    while i < len(lines) and lines[i].strip() and not is_prompt(lines[i]):
         rows.append(_row(lines[i], starts, columns, source, i + 1))
         i += 1
     return PtmTable(command, columns, tuple(rows)), i
@@ -108,10 +110,14 @@ def _row(line: str, starts: list[int], columns: tuple[str, ...], source: str, nu
     if len(words) == len(columns):
         cells = words
     else:
-        ends = [*starts[1:], None]
-        cells = [line[s:e].strip() for s, e in zip(starts, ends, strict=True)]
-        if not cells[0]:
-            raise ParseError(source, f"expected {len(columns)} columns ({', '.join(columns)})", line=number)
+        found = fixed_cells(line, starts)
+        if found is None:
+            raise ParseError(
+                source,
+                f"expected {len(columns)} columns ({', '.join(columns)}) under the header, or one word each",
+                line=number,
+            )
+        cells = found
     return {c: (None if v in ("", "N/A") else v) for c, v in zip(columns, cells, strict=True)}
 
 

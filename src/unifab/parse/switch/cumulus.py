@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import blank_prompts
 from unifab.parse.host import ip_link, lldpcli, lldpctl_text
 from unifab.parse.netdev import Interface, Neighbor, neighbor_from_lldpd, normalize_mac
 
@@ -185,8 +186,9 @@ def _unique(names: list[tuple[str, int]], what: str, source: str) -> None:
 
 
 def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
-    """Parse a zebra ``show interface`` capture, an ``ip [-d] address show`` capture, or both concatenated."""
-    lines = text.splitlines()
+    """Parse a zebra ``show interface`` capture, an ``ip [-d] address show`` capture, or both concatenated
+    (prompt/command lines pasted before, between or after them are ignored)."""
+    lines = blank_prompts(text, anywhere=True).splitlines()
     split = next((i for i, line in enumerate(lines) if _IP_HEADER.match(line)), len(lines))
     zebra = _zebra_entries(lines[:split], source, 1)
     linux = ip_link.parse_lines(lines[split:], source, split + 1) if split < len(lines) else ()
@@ -236,6 +238,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
 def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[Interface, ...]:
     """Auto-detect the shape: JSON is ``net show lldp json``, ``LLDP neighbors:`` text is lldpctl, text
     starting with ``Interface <x> is`` or ``<n>: <ifname>:`` is the interface capture."""
+    text = blank_prompts(text)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         return parse_lldp_json(text, source)

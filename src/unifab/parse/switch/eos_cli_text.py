@@ -7,15 +7,21 @@ first line.
 
 * ``show interfaces``: one block per interface, ``NAME is up|down|administratively down, line protocol
   is STATE (...)``; ``Hardware is KIND, address is MAC`` (an all-zero address, printed for an empty
-  Port-Channel, is ``None``); ``Description:``; ``IP MTU N bytes`` (routed/L3) or ``Ethernet MTU N bytes``
-  (switched/L2) -> ``mtu``; ``Full-duplex, 10Gb/s, ...`` -> ``speed_mbps`` (``Unconfigured`` -> ``None``),
-  falling back to ``BW N kbit``. Counter lines are skipped.
+  Port-Channel, is ``None``); ``Description:``; ``IP MTU N bytes [(default)]`` (routed ports, SVIs,
+  loopbacks) or ``Ethernet MTU N bytes`` (switched/L2) -> ``mtu``; ``Full-duplex, 10Gb/s, ...`` ->
+  ``speed_mbps`` (``Unconfigured`` -> ``None``), falling back to ``BW N kbit``. ``Member of
+  Port-Channel1`` (a LAG member) and a Port-Channel's member list (``... Ethernet47 , Full-duplex,
+  1Gb/s``) are not the interface's own state and are skipped, as are counter lines.
 * ``show interfaces status``: a fixed-width table. Port names are abbreviated (``Et3/1/1``) and
   expanded with :data:`IFNAME_ABBREVIATIONS`; the ``Name`` column is the description (truncated by
   EOS, may contain spaces); the status maps to admin/oper state by :data:`STATUS_STATE`; the speed
   column (``a-40G`` auto-negotiated, ``100G``, ``10M``, ``auto``/``unconf`` -> ``None``) to ``speed_mbps``.
+  A row whose cells do not line up under the header (padding collapsed in a paste) is read by tokens:
+  the status is the last known status word followed by VLAN, duplex and a readable speed; the words
+  between the port and it are the name.
 * ``show lldp neighbors``: table ``Port  Neighbor Device ID  Neighbor Port ID  TTL``. The device id is
   the neighbor's system name (or its chassis id when it sends none); it is reported as ``system_name``.
+  The dashed rule EOS 4.2x prints under the header (``---------- ----...``) is skipped.
 * ``show lldp neighbors detail``: ``Interface X detected N LLDP neighbors:`` then one ``Neighbor`` block
   each, with TLV lines ``- Chassis ID type``, ``Port ID type`` (+ ``Port ID``), ``Port Description``,
   ``System Name``, ``Management Address Subtype`` (+ ``Management Address``; only IPv4/IPv6 addresses
@@ -23,6 +29,10 @@ first line.
   -> ``mfs``. The ``Port ID`` line inside the Link Aggregation TLV is not the neighbor's port id. The
   number of neighbor blocks must match the count in the ``Interface`` line (a truncated capture is an
   error).
+
+Pasted captures may carry prompt and comment lines before and after the output (``leaf1#show lldp
+neighbors``, ``$ ssh leaf1 ...``, a Markdown fence, see :func:`unifab.parse._text.blank_prompts`); they
+are ignored.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from unifab.errors import ParseError
+from unifab.parse._text import blank_prompts, column_starts, fixed_cells
 from unifab.parse.netdev import Interface, Neighbor, mac_if, normalize_mac, port_id_subtype
 
 __all__ = [
@@ -83,13 +94,15 @@ STATUS_STATE: dict[str, tuple[bool | None, bool | None]] = {
 _ABBREVIATED = re.compile(r"([A-Za-z]+)(\d.*)")
 _IF_HEADER = re.compile(r"(\S+) is (up|down|administratively down), line protocol is (\S+)(?: \((\S+)\))?")
 _HARDWARE = re.compile(r"Hardware is ([^,]+?)(?:, address is (\S+)(?: \(bia \S+\))?)?")
-_MTU = re.compile(r"(?:IP|Ethernet) MTU (\d+) bytes(?:\s*, BW (\d+) kbit)?")
+_MTU = re.compile(r"(?:IP|Ethernet) MTU (\d+) bytes(?: \(default\))?(?:\s*, BW (\d+) kbit)?")
 _RATE = re.compile(r"(\d+(?:\.\d+)?)([GM])b/s")
 _SPEED_COL = re.compile(r"(?:a-)?(\d+(?:\.\d+)?)([GM])(?:-\d+)?")
 _DETECTED = re.compile(r"Interface (\S+) detected (\d+) LLDP neighbors?:")
 _NEIGHBOR = re.compile(r"Neighbor (\S+?)/(.+), age (\d+) seconds?")
 _MFS = re.compile(r"(\d+) bytes")
 _SUBTYPE_CODE = re.compile(r"\s*\(\d+\)$")
+_RULE = re.compile(r"-+(?:\s+-+)*")
+_DUPLEX_COL = frozenset({"full", "half", "auto", "a-full", "a-half", "unconf", "-"})
 
 
 def expand_ifname(name: str) -> str:
@@ -128,7 +141,7 @@ def speed_column_to_mbps(text: str) -> int | None:
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
-    return [(n, line.rstrip()) for n, line in enumerate(text.splitlines(), 1)]
+    return [(n, line.rstrip()) for n, line in enumerate(blank_prompts(text).splitlines(), 1)]
 
 
 # --- show interfaces ------------------------------------------------------------------------------
@@ -189,6 +202,8 @@ def parse_show_interfaces(text: str, source: str = "<input>") -> tuple[Interface
 
 
 def _if_detail(block: _IfBlock, body: str, source: str, n: int) -> None:
+    if body.startswith(("... ", "Member of ")):
+        return  # a Port-Channel's member list, or the LAG this member belongs to
     if body.startswith("Hardware is "):
         match = _HARDWARE.fullmatch(body)
         if match is None:
@@ -238,23 +253,20 @@ def parse_show_interfaces_status(text: str, source: str = "<input>") -> tuple[In
     words = header.split()
     if tuple(words[:7]) != _STATUS_COLUMNS:
         raise ParseError(source, "expected the 'Port Name Status Vlan Duplex Speed Type' header", line=n0)
-    name_at = header.index("Name")
-    status_at = header.index("Status")
+    starts = [at for _, at in column_starts(header)[:3]]
     result: list[Interface] = []
     for n, line in lines[1:]:
-        port = line.split(maxsplit=1)[0]
-        if len(line) <= status_at or line[:name_at].strip() != port:
+        if _RULE.fullmatch(line.strip()):
+            continue
+        cells = _status_cells(line, starts)
+        if cells is None:
+            words = line.split()
+            duplex = [i for i, w in enumerate(words[:-1]) if i >= 3 and w in _DUPLEX_COL]
+            if duplex:
+                bad = words[duplex[-1] + 1]
+                raise ParseError(source, f"expected a speed such as 100G, a-10G or auto, got {bad!r}", line=n)
             raise ParseError(source, "expected a row 'PORT NAME STATUS VLAN DUPLEX SPEED TYPE'", line=n)
-        # a description longer than the column pushes the status right; the status is the first word
-        # that starts at or after the Status column
-        name = line[name_at:status_at].rstrip()
-        rest = line[status_at:]
-        if rest[:1] not in (" ", "") and not line[status_at - 1].isspace():
-            raise ParseError(source, "expected the status to start in the Status column", line=n)
-        cells = rest.split()
-        if len(cells) < 4:
-            raise ParseError(source, "expected STATUS VLAN DUPLEX SPEED [TYPE] after the name", line=n)
-        status, _vlan, _duplex, speed = cells[:4]
+        port, name, status, speed = cells
         try:
             speed_mbps = speed_column_to_mbps(speed)
         except ValueError:
@@ -276,6 +288,40 @@ def parse_show_interfaces_status(text: str, source: str = "<input>") -> tuple[In
     return tuple(result)
 
 
+def _status_cells(line: str, starts: list[int]) -> tuple[str, str, str, str] | None:
+    """(port, name, status, speed) of one status row: by the header's columns when they line up,
+    else by tokens; ``None`` when neither reads."""
+    words = line.split()
+    port = words[0]
+    cut = fixed_cells(line, starts)
+    if cut is not None and cut[0] == port:
+        # a description longer than its column pushes the status right: the status is then not the
+        # first word of the Status column, and the row is read by tokens below
+        rest = ["", *cut[2].split()]
+        found = _status_run(rest)
+        if found is not None and found[0] == 1:
+            return port, cut[1], rest[1], rest[found[1]]
+    found = _status_run(words)
+    if found is None:
+        return None
+    return port, " ".join(words[1 : found[0]]), words[found[0]], words[found[1]]
+
+
+def _status_run(words: list[str]) -> tuple[int, int] | None:
+    """Indexes of STATUS and SPEED in ``PORT [NAME...] STATUS VLAN DUPLEX SPEED [TYPE...]`` words: the
+    last known duplex word followed by a readable speed; VLAN is one word, or ``in Po1`` (a member)."""
+    for d in range(len(words) - 2, 2, -1):
+        if words[d] not in _DUPLEX_COL:
+            continue
+        try:
+            speed_column_to_mbps(words[d + 1])
+        except ValueError:
+            continue
+        vlan = d - 2 if d >= 4 and words[d - 2] == "in" else d - 1
+        return vlan - 1, d + 1
+    return None
+
+
 # --- show lldp neighbors --------------------------------------------------------------------------
 
 
@@ -292,6 +338,8 @@ def parse_lldp_neighbors(text: str, source: str = "<input>") -> tuple[Neighbor, 
             elif ":" not in line:
                 raise ParseError(source, "expected 'Port  Neighbor Device ID  Neighbor Port ID  TTL'", line=n)
             continue
+        if _RULE.fullmatch(line.strip()):
+            continue  # the dashed rule under the header
         cells = line.split()
         if len(cells) < 4 or not cells[-1].isdigit():
             raise ParseError(source, "expected a row 'PORT DEVICE-ID PORT-ID TTL'", line=n)
@@ -434,7 +482,7 @@ def parse_lldp_neighbors_detail(text: str, source: str = "<input>") -> tuple[Nei
 def detect(text: str) -> str | None:
     """Which command printed ``text``: ``show interfaces``, ``show interfaces status``,
     ``show lldp neighbors`` or ``show lldp neighbors detail`` (``None`` if none)."""
-    for line in text.splitlines():
+    for line in blank_prompts(text).splitlines():
         if not line.strip():
             continue
         words = line.split()

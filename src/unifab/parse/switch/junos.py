@@ -34,7 +34,10 @@ Interface rules (both shapes):
   logical units are ``subinterface`` except ``lo0.N`` (loopback) and ``irb.N``/``vlan.N`` (vlan);
   other Junos internal interfaces (dsc, lsi, pfe, cbp0, pip0, jsrv...) and their units get ``None``.
 
-CLI text may carry the prompt banner (``{master:0}``) before or after the output; it is skipped.
+CLI text may carry the prompt banner (``{master:0}``) before or after the output, and the prompt line
+with the command (``user@qfx> show interfaces xe-0/0/0``); they are skipped. ``show interfaces
+xe-0/0/0.0`` prints the logical unit alone (an indented ``Logical interface xe-0/0/0.0 ...`` block
+with no physical block): it is read as the unit's record.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
+from unifab.parse._text import blank_prompts
 from unifab.parse.netdev import (
     Interface,
     Neighbor,
@@ -112,8 +116,10 @@ def _kind(name: str) -> str | None:
 
 
 def _strip_banners(text: str) -> str:
-    """Blank out prompt banner lines (``{master:0}``), keeping line numbers and endings."""
-    return "".join("\n" if _BANNER.fullmatch(line.strip()) else line for line in text.splitlines(keepends=True))
+    """Blank out prompt banner lines (``{master:0}``) anywhere and the pasted prompt/command lines before
+    and after the output (``user@qfx> show interfaces``), keeping line numbers and endings."""
+    text = "".join("\n" if _BANNER.fullmatch(line.strip()) else line for line in text.splitlines(keepends=True))
+    return blank_prompts(text)
 
 
 def _mtu(value: str | None, source: str, line: int | None = None, key: str | None = None) -> int | None:
@@ -310,7 +316,7 @@ def _interfaces_json(decoded: object, source: str) -> tuple[Interface, ...]:
 
 _LLDP_HEADER = re.compile(r"Local ?Interface\s+(?P<parent>Parent Interface\s+)?Chassis Id\s+Port info\s+System Name\s*")
 _PHYSICAL = re.compile(r"Physical interface: (?P<name>[^,\s]+), (?P<admin>[^,]+), Physical link is (?P<link>\w+).*")
-_LOGICAL = re.compile(r"\s+Logical interface (?P<name>\S+)(?: .*)?")
+_LOGICAL = re.compile(r"\s*Logical interface (?P<name>\S+)(?: .*)?")
 _PROTOCOL = re.compile(r"Protocol (?P<family>[^,\s]+), MTU: (?P<mtu>\w+)")
 
 
@@ -449,14 +455,16 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
                 )
             )
             continue
-        if not line[0].isspace():
-            raise ParseError(source, f"expected `Physical interface: <name>, ...`, got {line.strip()!r}", line=number)
-        if not entries:
-            raise ParseError(source, "expected `Physical interface: <name>, ...` first", line=number)
         logical = _LOGICAL.fullmatch(line)
         if logical:
             entries.append(_TextIf(logical.group("name"), number, None, None, physical=False, fields={}, families=[]))
             continue
+        if not line[0].isspace():
+            raise ParseError(source, f"expected `Physical interface: <name>, ...`, got {line.strip()!r}", line=number)
+        if not entries:
+            raise ParseError(
+                source, "expected `Physical interface: <name>, ...` or `Logical interface <name>` first", line=number
+            )
         entry = entries[-1]
         stripped = line.strip()
         if not entry.physical and stripped.startswith("Flags:"):
@@ -476,7 +484,7 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
             for key, value in _pairs(stripped).items():
                 entry.fields.setdefault(key, value)
     if not entries:
-        raise ParseError(source, "expected `Physical interface: <name>, ...`", line=1)
+        raise ParseError(source, "expected `Physical interface: <name>, ...` or `Logical interface <name>`", line=1)
     return tuple(_text_interface(entry, source) for entry in entries)
 
 
@@ -508,7 +516,7 @@ def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[In
             key="<root>",
         )
     first = next((line for line in body.splitlines() if line.strip()), "")
-    if first.startswith("Physical interface:"):
+    if first.startswith("Physical interface:") or _LOGICAL.fullmatch(first.rstrip()):
         return parse_interfaces_text(text, source)
     if _LLDP_HEADER.fullmatch(first.rstrip()):
         return parse_lldp_text(text, source)

@@ -20,6 +20,9 @@ Shapes (:func:`parse` tells them apart):
 * ``show interface`` text, full or filtered with ``| egrep '^\\w|Hardware|MTU|reset'`` ->
   :func:`parse_interfaces_text`.
 
+Prompt and command lines pasted before or after the text (``switch# show interface``, see
+:func:`unifab.parse._text.blank_prompts`) are ignored.
+
 NX-OS prints one-row tables as an object instead of a one-element list; both are accepted. The local
 port in LLDP output is abbreviated (``Eth1/1``, ``Po1``); it is expanded to the interface name the
 interface commands print (``Ethernet1/1``, ``port-channel1``) with :data:`IFNAME_ABBREVIATIONS`, so
@@ -32,8 +35,12 @@ Interface rules:
   down. SVIs (``VlanN``) carry only ``svi_admin_state``: oper is None unless admin is down. ``speed``
   ``1000``/``a-1000``/``10G``/``a-100G`` -> Mbit/s; ``auto``, ``--`` and ``unknown enum:<...>`` -> None.
   ``mtu`` only where the row has it (mgmt0, nve); no MAC or description.
-* text: ``<name> is up|down [(reason)][, line protocol is up|down]``; ``admin state is up|down``;
-  ``Hardware: ..., address: aaaa.bbbb.cccc``; ``MTU 9216 bytes``; ``Description: ...``; speed only from a
+* text: ``<name> is up|down|trunking [(reason)][, line protocol is up|down]`` (``trunking``: a (virtual)
+  Fibre Channel port that is up as a trunk); ``admin state is up|down``; ``Hardware: ..., address:
+  aaaa.bbbb.cccc``; ``MTU 9216 bytes``; the description, ``Description: ...`` on Ethernet, port-channel,
+  Vlan, loopback, mgmt0 and nve interfaces, ``Port description is ...`` on FCoE ``vfc`` and FC ports
+  (where ``Bound interface is EthernetX`` names the carrier); a counter line that lost its indentation
+  in a paste (it starts with a digit) stays in its interface's block; speed only from a
   ``... 1000 Mb/s`` / ``10 Gb/s`` line, which the egrep filter drops (``BW`` is the configured bandwidth,
   not the speed, and is not used).
 * ``kind`` by name (:data:`KIND_BY_PREFIX`): Ethernet -> ethernet (``Ethernet1/1.10`` ->
@@ -48,6 +55,7 @@ from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
 from unifab.parse._json import child, json_object, load_json, type_name
+from unifab.parse._text import blank_prompts
 from unifab.parse.netdev import (
     Interface,
     Neighbor,
@@ -274,7 +282,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
     """Parse ``show lldp neighbors detail`` text (blocks from ``Chassis id:``)."""
     blocks: list[_Block] = []
     seen_output = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
         line = raw.rstrip()
         if not line.strip():
             if blocks:
@@ -328,7 +336,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
 
 
 _IF_HEADER = re.compile(
-    r"(?P<name>\S+) is (?P<state>up|down|administratively down)"
+    r"(?P<name>\S+) is (?P<state>up|down|administratively down|trunking)"
     r"(?: \((?P<reason>[^)]*)\))?"
     r"(?:, line protocol is (?P<proto>up|down))?(?:,.*)?"
 )
@@ -356,11 +364,11 @@ class _IfText:
             admin_up: bool | None = self.admin == "up"
         elif self.state == "administratively down" or (self.reason or "").lower() == "administratively down":
             admin_up = False
-        elif self.state == "up":
+        elif self.state in ("up", "trunking"):
             admin_up = True
         else:
             admin_up = None
-        oper_up = (self.proto == "up") if self.proto is not None else self.state == "up"
+        oper_up = (self.proto == "up") if self.proto is not None else self.state in ("up", "trunking")
         return Interface(
             name=self.name,
             admin_up=admin_up,
@@ -377,9 +385,10 @@ def _if_text_line(entry: _IfText, text: str) -> None:
     admin = _ADMIN.search(text)
     if admin:
         entry.admin = admin.group(1)
-    if text.startswith("Description:"):
-        entry.description = text[len("Description:") :].strip() or None
-        return
+    for label in ("Description:", "Port description is "):
+        if text.startswith(label):
+            entry.description = text[len(label) :].strip() or None
+            return
     if "Hardware" in text:
         address = _ADDRESS.search(text)
         if address and entry.mac is None:
@@ -395,7 +404,7 @@ def _if_text_line(entry: _IfText, text: str) -> None:
 def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
     """Parse ``show interface`` text (full, or filtered by ``egrep '^\\w|Hardware|MTU|reset'``)."""
     entries: list[_IfText] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
         line = raw.rstrip()
         if not line.strip():
             continue
@@ -411,7 +420,10 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
                 )
             )
             continue
-        if not entries or not (line[0].isspace() or line.startswith("admin state")):
+        # a counter line that lost its indentation in a paste ("143696673 unicast packets ...") is a detail
+        if not entries or not (
+            line[0].isspace() or line[0].isdigit() or line.startswith(("admin state", "Description:"))
+        ):
             raise ParseError(
                 source,
                 f"expected `<interface> is up|down ...` or `admin state is ...`, got {line.strip()!r}",
@@ -448,7 +460,7 @@ def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[In
             f"expected one of: {'; '.join(_SHAPES)} (top-level 'TABLE_nbor' or 'TABLE_interface'), got {keys}",
             key="<root>",
         )
-    first = next((line.rstrip() for line in text.splitlines() if line.strip()), "")
+    first = next((line.rstrip() for line in blank_prompts(text).splitlines() if line.strip()), "")
     if first.startswith(("Capability codes", "Chassis id:")):
         return parse_lldp_text(text, source)
     if _IF_HEADER.fullmatch(first) and not first[0].isspace():

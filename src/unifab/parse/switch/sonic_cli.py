@@ -1,7 +1,8 @@
 """Dell Enterprise SONiC ``sonic-cli`` (KLISH) running configuration: RoCE/DCQCN QoS, resolved per port.
 
 Reads the text ``show running-configuration`` prints in Dell Enterprise SONiC 4.x ``sonic-cli`` (and
-the same commands pasted from documentation, where the sub-command indentation is often lost).
+the same commands pasted from documentation, where the sub-command indentation is often lost; prompt
+lines pasted before or after it, ``sonic# show running-configuration``, are ignored).
 Blocks start at an unindented header line and run to the next one; ``!`` lines are separators. When
 indentation is missing, an unindented line right after a ``!`` starts a new (possibly unknown) block,
 except ``queue N`` inside ``qos scheduler-policy``. Each CLI object maps 1:1 to a CONFIG_DB table
@@ -38,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
+from unifab.parse._text import blank_prompts
 
 __all__ = [
     "MAP_KINDS",
@@ -370,7 +372,7 @@ def parse(text: str, source: str = "<input>") -> SonicCliConfig:
     sched_queue: int | None = None
     after_bang = False
     seen = False
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(blank_prompts(text).splitlines(), 1):
         body = raw.strip()
         if not body:
             continue
