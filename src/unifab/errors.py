@@ -19,6 +19,11 @@
 Bad input inside a bundle never escapes as an exception from a fabric-wide run: the collector turns
 a ``ParseError`` into an ``INPUT-UNREADABLE`` finding and carries on.
 
+A parser that can read the rest of a file past one bad row takes a :class:`ParseProblems` collector: each
+row, reference or key it cannot read becomes a :class:`ParseProblem` (where, what was expected, what was
+skipped) and reading goes on; the collector reports them as ``INPUT-PARTIAL`` findings. Without a collector
+(or with ``ParseProblems.strict``) the first problem is raised as a ``ParseError``, as before.
+
 :func:`load_yaml` (and :func:`compose_yaml` / :func:`construct_yaml`) is the one way unifab reads YAML
 (``fabric.yaml``, inventories, NVUE configurations, AVD files, pod lists): it lives at this lowest layer so
 that every layer that reads YAML can use it, and it turns what a hostile document can do to PyYAML (a
@@ -28,6 +33,8 @@ recursive alias, a "billion laughs" alias expansion, nesting deep enough to exha
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,6 +46,8 @@ __all__ = [
     "BundleError",
     "IntentError",
     "ParseError",
+    "ParseProblem",
+    "ParseProblems",
     "RenderError",
     "UnifabError",
     "UsageError",
@@ -72,6 +81,105 @@ class ParseError(UnifabError):
         if key is not None:
             where += f" [{key}]"
         super().__init__(f"{where}: {expected}")
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProblem:
+    """One thing a parser could not read while it read the rest: a row, a reference, a key.
+
+    ``source``, ``line`` and ``key`` locate it as :class:`ParseError` does; ``expected`` is what the parser
+    wanted there; ``skipped`` names what was left out because of it (``"QUEUE|Ethernet0|3"``, ``"the QoS of
+    Ethernet0"``), so a reader can tell what is unknown.
+    """
+
+    source: str
+    expected: str
+    skipped: str
+    line: int | None = None
+    key: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``source[:line][ [key]]``, as a ParseError message starts."""
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.key is not None:
+            where += f" [{self.key}]"
+        return where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.expected}; skipped {self.skipped}"
+
+    def error(self) -> ParseError:
+        return ParseError(self.source, self.expected, line=self.line, key=self.key)
+
+
+class ParseProblems:
+    """Where a parser puts what it could not read, so it can go on with the rest of the file.
+
+    A parser takes ``problems: ParseProblems | None = None`` and, when ``None``, uses
+    ``ParseProblems.strict(source)``: then the first problem is raised as a :class:`ParseError`, exactly as
+    a parser without this mechanism behaves. A lenient collector (``ParseProblems(source)``) keeps every
+    problem in :attr:`problems` instead. Inside the parser, one row is read under :meth:`skipping`::
+
+        for key, fields in rows:
+            with problems.skipping(f"QUEUE|{key}"):
+                ...  # any ParseError raised here costs this row only
+                out[key] = row  # store last, so a failed row leaves nothing half-read
+
+    A problem found without an exception (a dangling reference the parser chose to leave unknown) is
+    :meth:`add`-ed. What cannot be read at all (not JSON, not an object, empty) is still raised.
+    """
+
+    __slots__ = ("is_strict", "problems", "source")
+
+    def __init__(self, source: str, *, strict: bool = False) -> None:
+        self.source = source
+        self.is_strict = strict
+        self.problems: list[ParseProblem] = []
+
+    @classmethod
+    def strict(cls, source: str) -> ParseProblems:
+        return cls(source, strict=True)
+
+    def add(self, expected: str, skipped: str, *, key: str | None = None, line: int | None = None) -> None:
+        """Record one problem (raise it at once when strict)."""
+        problem = ParseProblem(self.source, expected, skipped, line=line, key=key)
+        if self.is_strict:
+            raise problem.error()
+        self.problems.append(problem)
+
+    def record(self, exc: ParseError, skipped: str) -> None:
+        """Record a :class:`ParseError` raised while reading what ``skipped`` names (re-raise it when strict)."""
+        if self.is_strict:
+            raise exc
+        self.problems.append(ParseProblem(exc.source, exc.expected, skipped, line=exc.line, key=exc.key))
+
+    def skipping(self, skipped: str) -> _Skipping:
+        """A ``with`` block whose :class:`ParseError` costs only ``skipped``: recorded, and the block is left."""
+        return _Skipping(self, skipped)
+
+
+class _Skipping:
+    __slots__ = ("failed", "owner", "skipped")
+
+    def __init__(self, owner: ParseProblems, skipped: str) -> None:
+        self.owner = owner
+        self.skipped = skipped
+        self.failed = False
+
+    def __enter__(self) -> _Skipping:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if not isinstance(exc, ParseError) or self.owner.is_strict:
+            return False
+        self.owner.record(exc, self.skipped)
+        self.failed = True
+        return True
 
 
 class YamlError(ParseError):

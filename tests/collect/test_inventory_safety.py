@@ -178,21 +178,24 @@ def test_recollect_as_another_os_removes_the_old_os_directory(
 # --- malformed content from a real Redis --------------------------------------------------------------------
 
 
-def test_malformed_redis_content_is_the_devices_failure(
+def test_a_bad_redis_row_is_read_in_part_not_the_devices_failure(
     sonic_db_config: Path, dbs: dict[str, redis.Redis], tmp_path: Path
 ) -> None:
     out = tmp_path / "bundle"
     inventory = _inventory(tmp_path / "inv.yaml", _sonic("leaf01", sonic_db_config))
     assert _collect(inventory, out).failed == ()
-    before = _tree(out / "switches/leaf01/sonic")
+    lldp_before = {link.id for link in load_bundle(out).links if "lldp" in link.sources}
 
     dbs["APPL_DB"].hset("LLDP_ENTRY_TABLE:Ethernet0", mapping={"lldp_rem_port_id_subtype": "five"})
     (result,) = _collect(inventory, out).results
-    assert (result.ok, result.kind, result.stale) == (False, "unsupported", True)
-    assert "APPL_DB content not understood" in (result.reason or "") and "lldp_rem_port_id_subtype" in (
-        result.reason or ""
-    )
-    assert _tree(out / "switches/leaf01/sonic") == before
+    assert (result.ok, result.stale) == (True, False)
+    fabric = load_bundle(out)
+    (partial,) = [f for f in fabric.input_findings if f.check == "INPUT-PARTIAL"]
+    assert partial.evidence["key"] == "LLDP_ENTRY_TABLE:Ethernet0" and "lldp_rem_port_id_subtype" in partial.message
+    lldp_after = {link.id for link in fabric.links if "lldp" in link.sources}
+    assert len(lldp_after) == len(lldp_before) - 1 and lldp_after < lldp_before  # only Ethernet0's neighbour is lost
+    assert "leaf01" in fabric.switches
+    before = _tree(out / "switches/leaf01/sonic")
 
     for client in dbs.values():
         client.flushdb()

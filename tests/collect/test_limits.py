@@ -61,31 +61,39 @@ def test_eapi_deadline_covers_every_request_of_the_client(hostile: Any) -> None:
         assert time.monotonic() - started < 0.5
 
 
-def test_a_name_lookup_that_never_answers_is_cut_off_by_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("adapter", ["eapi", "redis"])
+def test_a_name_lookup_that_never_answers_is_cut_off_by_the_deadline(
+    monkeypatch: pytest.MonkeyPatch, adapter: str
+) -> None:
     """getaddrinfo cannot be interrupted: the lookup runs in a thread the deadline abandons (the resolver of
     this machine cannot be made to hang, so the lookup is the one thing replaced here)."""
     release = threading.Event()
     real = socket.getaddrinfo
+    name = "leaf01.fabric.example"
 
     def hanging(host: str, *args: Any, **kwargs: Any) -> Any:
-        if host == "leaf01.fabric.example":
+        if host == name:
             release.wait(30)
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", hanging)
     started = time.monotonic()
     try:
-        with (
-            EapiClient(
-                "leaf01.fabric.example", name="leaf01", username="u", password="p", timeout=10, deadline_s=DEADLINE_S
-            ) as client,
-            pytest.raises(EapiUnreachable) as info,
-        ):
-            client.show("show version")
+        if adapter == "eapi":
+            with (
+                EapiClient(name, name="leaf01", username="u", password="p", timeout=10, deadline_s=DEADLINE_S) as c,
+                pytest.raises(EapiUnreachable) as info,
+            ):
+                c.show("show version")
+        else:
+            reader = SonicRedis("leaf01", host=name, port=6379, database_config=database_config(6379),
+                                timeout_s=10, deadline_s=DEADLINE_S)  # fmt: skip
+            with reader, pytest.raises(SonicRedisError) as info:
+                reader.config_db_hashes()
     finally:
         release.set()
     assert time.monotonic() - started < DEADLINE_S + SLACK_S
-    assert "name lookup of leaf01.fabric.example" in str(info.value)
+    assert f"name lookup of {name}" in str(info.value)
 
 
 def test_a_name_is_looked_up_once_and_the_server_reached(hostile: Any) -> None:

@@ -193,3 +193,24 @@ def test_exchange_swaps_two_directories(tmp_path: Path) -> None:
     if not exchange(a, b):
         pytest.skip("this filesystem has no RENAME_EXCHANGE (the two-rename path is tested above)")
     assert [p.name for p in b.iterdir()] == ["from-a"] and not list(a.iterdir())
+
+
+def test_a_switch_whose_only_collect_failed_is_reported_missing_not_forgotten(tmp_path: Path) -> None:
+    """No data was ever written for it, so nothing names it but the manifest: the reader (and a watching
+    session) report it as INPUT-MISSING with the attempt's time and reason, until its data arrives."""
+    from unifab.session.incremental import Session
+
+    out = tmp_path / "b"
+    _previous(out, "sw1", "sonic", "sonic-redis", {"config_db.json": CONFIG_DB})
+    failed = {"os": "eos", "result": "failed", "finished": "2030-02-01T00:00:00Z", "reason": "connection refused"}
+    with BundleWriter(out) as writer:
+        writer.write_manifest([{"name": "sw1", "os": "sonic", "result": "ok"}, {"name": "sw2", **failed}], "T")
+    for findings in (load_bundle(out).input_findings, Session(out).fabric.input_findings):
+        [missing] = [f for f in findings if f.check == "INPUT-MISSING"]
+        assert missing.subject == {"kind": "file", "path": "switches/sw2", "device": "sw2"}
+        assert "never collected" in missing.message and "connection refused" in missing.message
+        assert "2030-02-01T00:00:00Z" in missing.message
+    _previous(out, "sw2", "sonic", "sonic-redis", {"config_db.json": CONFIG_DB})  # a later collect succeeded
+    assert not [f for f in load_bundle(out).input_findings if "never collected" in f.message]
+    (out / "collect-manifest.json").write_bytes(b'{"devices": [')
+    assert [f.check for f in load_bundle(out).input_findings] == ["INPUT-UNREADABLE"]

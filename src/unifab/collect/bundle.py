@@ -1,13 +1,15 @@
 """Read a bundle directory (the design's offline snapshot layout) into a :class:`Fabric`.
 
 Every file goes through the same parsers used for real device output. A file that cannot be read
-or parsed becomes an ``INPUT-UNREADABLE`` finding naming the file and line; a file the layout
-requires but that is absent becomes ``INPUT-MISSING``. Neither stops the rest of the bundle.
+or parsed becomes an ``INPUT-UNREADABLE`` finding naming the file and line; a file read in part (a
+SONiC database with one bad row or dangling reference: see docs/parsers.md) gives what could be read
+and an ``INPUT-PARTIAL`` finding per skipped row; a file the layout requires but that is absent
+becomes ``INPUT-MISSING``. None of them stops the rest of the bundle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -17,7 +19,7 @@ import orjson
 
 from unifab import layout
 from unifab.collect.host import load_host
-from unifab.collect.problems import Problems
+from unifab.collect.problems import MAX_REASON, Problems
 from unifab.errors import BundleError
 from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch
 from unifab.parse.plan import cabling
@@ -91,10 +93,45 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
         fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
     if (root / layout.INTENT).is_file():
         fabric.qos_intent = _load_intent(root / layout.INTENT, problems)
+    report_never_collected(root, {d.name for d in _subdirs(root / layout.SWITCHES)}, problems)
     if isinstance(root.source, DirectorySource):
         _report_refused(root, root.source.refused, problems)
     fabric.input_findings = problems.findings
     return fabric
+
+
+def report_never_collected(root: SourcePath, present: Collection[str], problems: Problems) -> None:
+    """``INPUT-MISSING`` for each switch whose ``unifab collect`` failed and that has no data in the bundle at
+    all (``collect-manifest.json`` records the attempt; a device with earlier data is ``INPUT-STALE`` instead):
+    a device that was never read must not vanish from the report because its directory does not exist."""
+    path = root / layout.COLLECT_MANIFEST
+    if not path.is_file():
+        return
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        problems.unreadable(path, f"cannot read: {exc.strerror or exc}")
+        return
+    except orjson.JSONDecodeError as exc:
+        problems.unreadable(path, f"expected a JSON object ({exc.msg})", line=exc.lineno)
+        return
+    devices = doc.get("devices") if isinstance(doc, dict) else None
+    if not isinstance(devices, dict):
+        problems.unreadable(path, "expected a JSON object with a 'devices' object")
+        return
+    for name, entry in sorted(devices.items()):
+        if not isinstance(entry, dict) or entry.get("result") != "failed" or name in present:
+            continue
+        if not name or "/" in name or name in (".", ".."):
+            problems.unreadable(path, f"device name {name!r} cannot name a switch directory")
+            continue
+        when = _text(entry.get("finished")) or _text(entry.get("started")) or "an unrecorded time"
+        why = (_text(entry.get("reason")) or "no reason recorded")[:MAX_REASON]
+        problems.missing(
+            root / layout.SWITCHES / name,
+            f"{name} was never collected: the collect at {when} failed ({why}); nothing of it was checked",
+            device=name,
+        )
 
 
 def _report_refused(root: SourcePath, refused: dict[str, str], problems: Problems) -> None:

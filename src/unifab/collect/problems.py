@@ -1,25 +1,30 @@
-"""Input problems met while reading a bundle: each becomes an ``INPUT-UNREADABLE``, ``INPUT-MISSING`` or
-``INPUT-STALE`` finding.
+"""Input problems met while reading a bundle: each becomes an ``INPUT-UNREADABLE``, ``INPUT-PARTIAL``,
+``INPUT-MISSING`` or ``INPUT-STALE`` finding.
 
 Every reader takes one :class:`Problems` and records what it could not read, so one bad file costs that
-file (a located finding), never the device or the run.
+file (a located finding), never the device or the run. A parser that reads past a bad row (it takes a
+:class:`~unifab.errors.ParseProblems` collector, see docs/parsers.md) is called through
+:meth:`Problems.parse_file_partial`: a bad row costs that row, an ``INPUT-PARTIAL`` warning per problem
+(at most :data:`MAX_PARTIAL` per file, then one finding counting the rest); a file with nothing usable is
+still ``INPUT-UNREADABLE``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblem, ParseProblems
 from unifab.model import Finding, Severity
 from unifab.sources import SourcePath
 
 T = TypeVar("T")
 
-__all__ = ["MAX_REASON", "Problems"]
+__all__ = ["MAX_PARTIAL", "MAX_REASON", "Problems"]
 
 MAX_REASON = 500  # characters of a recorded failure reason quoted in a finding
+MAX_PARTIAL = 20  # INPUT-PARTIAL findings listed per file; the rest are counted in one more
 
 
 @dataclass(slots=True)
@@ -45,6 +50,81 @@ class Problems:
                 message=f"{where}: {reason}",
                 evidence={"file": self.rel(path), "line": line, "reason": reason},
                 entities=(f"file:{self.rel(path)}",),
+            )
+        )
+
+    def partial(
+        self, path: SourcePath, problem: ParseProblem, device: str | None = None, not_checked: str | None = None
+    ) -> None:
+        """One thing of ``path`` that could not be read while the rest was: an ``INPUT-PARTIAL`` warning.
+
+        ``not_checked`` says which checks cannot judge what was skipped (``None`` when that is not clear).
+        """
+        rel = self.rel(path)
+        where = rel + (f":{problem.line}" if problem.line is not None else "")
+        where += f" [{problem.key}]" if problem.key is not None else ""
+        message = f"{where}: expected {problem.expected}; skipped {problem.skipped}"
+        if not_checked:
+            message += f" ({not_checked})"
+        subject = {"kind": "file", "path": rel, "skipped": problem.skipped}
+        if problem.key is not None:
+            subject["key"] = problem.key
+        if problem.line is not None:
+            subject["line"] = str(problem.line)
+        if device:
+            subject["device"] = device
+        self.findings.append(
+            Finding(
+                check="INPUT-PARTIAL",
+                severity=Severity.WARNING,
+                subject=subject,
+                message=message[: MAX_REASON * 2],
+                evidence={
+                    "file": rel,
+                    "line": problem.line,
+                    "key": problem.key,
+                    "expected": problem.expected[:MAX_REASON],
+                    "skipped": problem.skipped,
+                    "not_checked": not_checked,
+                },
+                entities=(f"file:{rel}",),
+            )
+        )
+
+    def partials(
+        self,
+        path: SourcePath,
+        problems: Sequence[ParseProblem],
+        device: str | None = None,
+        not_checked: str | None = None,
+    ) -> None:
+        """:meth:`partial` for each problem (repeats dropped), at most :data:`MAX_PARTIAL`; then one finding
+        counting how many more the file has."""
+        seen: set[tuple[str | None, int | None, str, str]] = set()
+        unique = []
+        for problem in problems:
+            mark = (problem.key, problem.line, problem.skipped, problem.expected)
+            if mark not in seen:
+                seen.add(mark)
+                unique.append(problem)
+        for problem in unique[:MAX_PARTIAL]:
+            self.partial(path, problem, device=device, not_checked=not_checked)
+        more = len(unique) - MAX_PARTIAL
+        if more <= 0:
+            return
+        rel = self.rel(path)
+        subject = {"kind": "file", "path": rel, "skipped": "more"}
+        if device:
+            subject["device"] = device
+        self.findings.append(
+            Finding(
+                check="INPUT-PARTIAL",
+                severity=Severity.WARNING,
+                subject=subject,
+                message=f"{rel}: {more} more problem{'s' if more != 1 else ''} not listed "
+                f"(the first {MAX_PARTIAL} are); each skipped what it names, the rest of the file was read",
+                evidence={"file": rel, "more": more, "listed": MAX_PARTIAL},
+                entities=(f"file:{rel}",),
             )
         )
 
@@ -87,15 +167,43 @@ class Problems:
             )
         )
 
-    def parse_file(self, path: SourcePath, parser: Callable[[str, str], T], device: str | None = None) -> T | None:
-        """Read and parse one file; on any failure record a finding and return ``None``."""
+    def _read_text(self, path: SourcePath, device: str | None) -> str | None:
         try:
-            text = path.read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             self.unreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", device=device)
-            return None
         except OSError as exc:
             self.unreadable(path, f"cannot read: {exc.strerror or exc}", device=device)
+        return None
+
+    def parse_file_partial(
+        self,
+        path: SourcePath,
+        parser: Callable[[str, str, ParseProblems], T],
+        device: str | None = None,
+        not_checked: str | None = None,
+    ) -> T | None:
+        """Read and parse one file with a parser that reads past bad rows.
+
+        What the parser could not read becomes ``INPUT-PARTIAL`` findings (see :meth:`partials`) and its
+        result is returned; a file with nothing usable (the parser raises) is ``INPUT-UNREADABLE`` and ``None``.
+        """
+        text = self._read_text(path, device)
+        if text is None:
+            return None
+        log = ParseProblems(self.rel(path))
+        try:
+            result = parser(text, self.rel(path), log)
+        except ParseError as exc:
+            self.unreadable(path, exc.expected, line=exc.line, device=device)
+            return None
+        self.partials(path, log.problems, device=device, not_checked=not_checked)
+        return result
+
+    def parse_file(self, path: SourcePath, parser: Callable[[str, str], T], device: str | None = None) -> T | None:
+        """Read and parse one file; on any failure record a finding and return ``None``."""
+        text = self._read_text(path, device)
+        if text is None:
             return None
         try:
             return parser(text, self.rel(path))

@@ -1,4 +1,9 @@
-"""SONiC CONFIG_DB → vendor-neutral switch model."""
+"""SONiC CONFIG_DB → vendor-neutral switch model.
+
+The databases are read in part when part of them is bad: a row, a dangling reference or a key the parser
+cannot read costs what it touches (a port's QoS, one neighbour) and becomes an ``INPUT-PARTIAL`` finding;
+the rest of the switch is read and checked (docs/parsers.md, "Partial results").
+"""
 
 from __future__ import annotations
 
@@ -11,14 +16,28 @@ from unifab.sources import SourcePath
 if TYPE_CHECKING:
     from unifab.collect.problems import Problems
 
-__all__ = ["ECN_OFF", "sonic_lldp_links", "switch_from_config_db", "switch_from_sonic"]
+__all__ = [
+    "CONFIG_DB_NOT_CHECKED",
+    "ECN_OFF",
+    "LLDP_NOT_CHECKED",
+    "sonic_lldp_links",
+    "switch_from_config_db",
+    "switch_from_sonic",
+]
 
 ECN_OFF = (None, "ecn_none")
+# What an INPUT-PARTIAL finding of each file says cannot be checked on what was skipped.
+CONFIG_DB_NOT_CHECKED = "the QoS, PFC, ECN, buffer and headroom checks skip what was not read"
+LLDP_NOT_CHECKED = "the cabling and topology checks do not see that neighbour"
 
 
 def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Switch | None:
-    """Parse ``config_db.json``; ``None`` (and an input finding) when it cannot be read."""
-    resolved = problems.parse_file(path, sonic_qos.parse, device=name)
+    """Parse ``config_db.json``; ``None`` (and an input finding) when nothing in it can be read.
+
+    What cannot be read of it (a row, a reference) is an ``INPUT-PARTIAL`` finding each; a port whose QoS
+    rows were skipped is kept with its QoS unknown (``qos`` ``None``), so the checks skip it.
+    """
+    resolved = problems.parse_file_partial(path, sonic_qos.parse, device=name, not_checked=CONFIG_DB_NOT_CHECKED)
     if resolved is None:
         return None
     return switch_from_sonic(name, problems.rel(path), resolved)
@@ -145,7 +164,8 @@ def sonic_lldp_links(name: str, appl_db: SourcePath, problems: Problems) -> list
     Switches send port names (port id subtype ifname/local); hosts running lldpd send their MAC as
     port id and the interface name as port description, so the description names the far port then.
     """
-    neighbors = problems.parse_file(appl_db, sonic_lldp.parse, device=name) or ()
+    neighbors = problems.parse_file_partial(appl_db, sonic_lldp.parse, device=name, not_checked=LLDP_NOT_CHECKED)
+    neighbors = neighbors or ()
     links = []
     for nb in neighbors:
         remote_port = nb.port_id if nb.port_id_subtype in ("ifname", "local") else nb.port_descr

@@ -46,7 +46,7 @@ from redis.retry import Retry
 
 from unifab.collect.limits import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, Budget, BudgetExceeded, BudgetSocket
 from unifab.collect.staging import write_file
-from unifab.errors import ParseError, UnifabError
+from unifab.errors import ParseError, ParseProblems, UnifabError
 from unifab.parse.switch import sonic_counters_db, sonic_lldp, sonic_qos, sonic_state_db
 from unifab.parse.switch.sonic_config_db import SonicConfigDb, deref
 from unifab.parse.switch.sonic_counters_db import SonicCounters
@@ -399,15 +399,17 @@ class SonicRedis:
     def config_db(self) -> SonicConfigDb:
         return config_db_from_hashes(self.config_db_hashes(), self.database("CONFIG_DB").separator)
 
-    def counters(self) -> SonicCounters:
-        return sonic_counters_db.resolve(self.counters_db_hashes(), self._label("COUNTERS_DB"))
+    # With ``problems`` (a ParseProblems collector), what the parser cannot read costs that object only.
 
-    def lldp_neighbors(self) -> tuple[SonicLldpNeighbor, ...]:
-        return sonic_lldp.resolve(self.appl_db_hashes(), self._label("APPL_DB"))
+    def counters(self, problems: ParseProblems | None = None) -> SonicCounters:
+        return sonic_counters_db.resolve(self.counters_db_hashes(), self._label("COUNTERS_DB"), problems=problems)
 
-    def state(self) -> SonicStateDb:
+    def lldp_neighbors(self, problems: ParseProblems | None = None) -> tuple[SonicLldpNeighbor, ...]:
+        return sonic_lldp.resolve(self.appl_db_hashes(), self._label("APPL_DB"), problems)
+
+    def state(self, problems: ParseProblems | None = None) -> SonicStateDb:
         dump = sonic_state_db.SonicDbDump(shape="flat", hashes=self.state_db_hashes())
-        return sonic_state_db.resolve(dump, self._label("STATE_DB"))
+        return sonic_state_db.resolve(dump, self._label("STATE_DB"), problems)
 
     def _label(self, name: str) -> str:
         return f"redis://{self.address(name)} ({self.switch} {name})"
@@ -426,12 +428,15 @@ class _BudgetConnection(redis.Connection):
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
 
     def _connect(self) -> Any:
-        nominal = self.socket_connect_timeout
+        """Connect under the budget: the name looked up within the deadline (:meth:`Budget.resolve`), then
+        redis-py's own connect to the address found, with at most the time that is left."""
+        nominal, name = self.socket_connect_timeout, self.host
+        self.host = self._budget.resolve(name, self.port)
         self.socket_connect_timeout = self._budget.timeout(nominal)
         try:
             sock = super()._connect()  # type: ignore[no-untyped-call]
         finally:
-            self.socket_connect_timeout = nominal
+            self.socket_connect_timeout, self.host = nominal, name
         return BudgetSocket(sock, self._budget)
 
 
@@ -461,8 +466,8 @@ def dump_to_bundle(reader: SonicRedis, out_dir: Path, name: str | None = None) -
         for name, doc in files.items()
     }
     for filename, (db, parser) in _VALIDATE.items():
-        try:
-            parser(data[filename], f"{filename} ({db})")
+        try:  # a bad row is the reader's INPUT-PARTIAL, not a failed collect: only a file with nothing usable fails
+            parser(data[filename], f"{filename} ({db})", ParseProblems(f"{filename} ({db})"))
         except ParseError as exc:
             reason = f"{db} content not understood: {exc}"
             raise SonicRedisError(reader.switch, reader.address(db), reason, "unsupported") from None
@@ -474,7 +479,7 @@ def dump_to_bundle(reader: SonicRedis, out_dir: Path, name: str | None = None) -
 
 
 # Each file dump_to_bundle writes, its database, and the parser that must accept it (what `check` reads).
-_VALIDATE: dict[str, tuple[str, Callable[[bytes, str], object]]] = {
+_VALIDATE: dict[str, tuple[str, Callable[[bytes, str, ParseProblems], object]]] = {
     "config_db.json": ("CONFIG_DB", sonic_qos.parse),
     "counters_db.json": ("COUNTERS_DB", sonic_counters_db.parse),
     "appl_db.json": ("APPL_DB", sonic_lldp.parse),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from unifab.errors import ParseProblems
 from unifab.model import Headroom, Port, Switch
 
 __all__ = [
@@ -106,11 +107,12 @@ def switch_view(switch: Switch) -> SwitchView:
     return SwitchView(switch.name, switch.os, switch.hwsku, {name: port_view(p) for name, p in switch.ports.items()})
 
 
-def parse_sonic(text: str, source: str = "<input>") -> SwitchView:
+def parse_sonic(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> SwitchView:
+    """The view of a CONFIG_DB; with ``problems``, bad rows are recorded there and cost only what they touch."""
     from unifab.collect.sonic import switch_from_sonic
     from unifab.parse.switch import sonic_qos
 
-    resolved = sonic_qos.parse(text, source)
+    resolved = sonic_qos.parse(text, source, problems)
     return switch_view(switch_from_sonic(resolved.hostname or "switch", source, resolved))
 
 

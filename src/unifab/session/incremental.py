@@ -41,6 +41,7 @@ from unifab.collect.bundle import (
     load_snapshot,
     load_switch,
     merge_links,
+    report_never_collected,
 )
 from unifab.collect.host import load_host
 from unifab.collect.problems import Problems
@@ -72,6 +73,7 @@ HOST, SWITCH = "host", "switch"
 PLAN_KEY: DeviceKey = ("plan", "")
 SCHEDULER_KEY: DeviceKey = ("scheduler", "")
 INTENT_KEY: DeviceKey = ("intent", "")
+MANIFEST_KEY: DeviceKey = ("manifest", "")  # collect-manifest.json: switches whose only collect failed
 INTENT = layout.INTENT
 IB_FILE = layout.IBNETDISCOVER  # IB views merge into hosts: such bundles are re-read whole
 
@@ -192,6 +194,9 @@ class Session:
         problems = Problems(root)
         self._contrib[PLAN_KEY] = load_plan(root / layout.PLAN_DIR, problems)
         self._inputs[PLAN_KEY] = problems.findings
+        problems = Problems(root)
+        report_never_collected(root, {d.name for d in _subdirs(root / layout.SWITCHES)}, problems)
+        self._inputs[MANIFEST_KEY] = problems.findings
         if (root / layout.SCHEDULER).is_dir():
             from unifab.collect.scheduler import load_jobs
 
@@ -256,6 +261,9 @@ class Session:
         return intent_baseline(self.fabric.qos_intent, found)
 
     def _flatten_inputs(self) -> None:
+        # a switch the manifest says was never collected that has since been written is read, not missing
+        never = self._inputs.get(MANIFEST_KEY, [])
+        self._inputs[MANIFEST_KEY] = [f for f in never if (SWITCH, str(f.subject.get("device"))) not in self._inputs]
         self._input_list = [f for found in self._inputs.values() for f in found]
         self.fabric.input_findings = self._input_list
 

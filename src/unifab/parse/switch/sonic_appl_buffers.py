@@ -14,8 +14,13 @@ tables buffermgrd publishes for orchagent, with ``:``-separated keys:
 
 Other tables are ignored. Profile references may be plain names (schema 3.0.3+) or the old
 ``[BUFFER_PROFILE_TABLE:name]`` form; ``NULL`` (dynamic model, headroom computed by buffermgrd) leaves
-the PG without a profile. A reference to a profile or pool that is not in the dump raises
-:class:`~unifab.errors.ParseError` naming the key. Sizes are bytes.
+the PG without a profile. Sizes are bytes.
+
+A reference to a profile or pool that is not in the dump, or a value that is not a number, is a problem
+naming the key. With a :class:`~unifab.errors.ParseProblems` collector it costs that entry only: a profile
+naming a missing pool is skipped (and so are the PGs and queues bound to it), a PG/queue row or profile
+list whose profile is missing is skipped, the rest is read. Without one :class:`~unifab.errors.ParseError`
+is raised. A dump with no buffer entry at all is always an error.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key, parse_uint
 from unifab.parse.switch.sonic_state_db import read_dump
 
@@ -139,62 +144,60 @@ def _opt_int(row: dict[str, str], name: str, source: str, key: str) -> int | Non
     return int(row[name])
 
 
-def parse(text: str | bytes, source: str = "<input>") -> SonicApplBuffers:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicApplBuffers:
     """Read an APPL_DB dump and resolve the buffer view (ports in natural order)."""
-    dump = read_dump(text, source)
+    log = problems if problems is not None else ParseProblems.strict(source)
+    dump = read_dump(text, source, log)
     pools: dict[str, SonicBufferPool] = {}
     profiles: dict[str, SonicBufferProfile] = {}
+    seen = False  # any buffer entry at all, read or skipped
     for key, row in dump.hashes.items():
         if key.startswith(POOL) and key[len(POOL) :]:
+            seen = True
             name = key[len(POOL) :]
-            pools[name] = SonicBufferPool(
-                name=name,
-                type=row.get("type"),
-                mode=row.get("mode"),
-                size_bytes=_opt_uint(row, "size", source, key),
-                xoff_bytes=_opt_uint(row, "xoff", source, key),
-            )
+            with log.skipping(f"pool {name} (and the profiles in it)"):
+                pools[name] = SonicBufferPool(
+                    name=name,
+                    type=row.get("type"),
+                    mode=row.get("mode"),
+                    size_bytes=_opt_uint(row, "size", source, key),
+                    xoff_bytes=_opt_uint(row, "xoff", source, key),
+                )
     for key, row in dump.hashes.items():
         if key.startswith(PROFILE) and key[len(PROFILE) :]:
+            seen = True
             name = key[len(PROFILE) :]
-            pool = _deref(row.get("pool", ""))
-            if pool is not None and pool not in pools:
-                raise ParseError(source, f"pool {pool!r} to be in BUFFER_POOL_TABLE", key=key)
-            profiles[name] = SonicBufferProfile(
-                name=name,
-                pool=pool,
-                size_bytes=_opt_uint(row, "size", source, key),
-                xon_bytes=_opt_uint(row, "xon", source, key),
-                xoff_bytes=_opt_uint(row, "xoff", source, key),
-                xon_offset_bytes=_opt_uint(row, "xon_offset", source, key),
-                dynamic_th=_opt_int(row, "dynamic_th", source, key),
-                static_th_bytes=_opt_uint(row, "static_th", source, key),
-            )
+            with log.skipping(f"profile {name} (and the PGs and queues bound to it)"):
+                pool = _deref(row.get("pool", ""))
+                if pool is not None and pool not in pools:
+                    raise ParseError(source, f"pool {pool!r} to be in BUFFER_POOL_TABLE", key=key)
+                profiles[name] = SonicBufferProfile(
+                    name=name,
+                    pool=pool,
+                    size_bytes=_opt_uint(row, "size", source, key),
+                    xon_bytes=_opt_uint(row, "xon", source, key),
+                    xoff_bytes=_opt_uint(row, "xoff", source, key),
+                    xon_offset_bytes=_opt_uint(row, "xon_offset", source, key),
+                    dynamic_th=_opt_int(row, "dynamic_th", source, key),
+                    static_th_bytes=_opt_uint(row, "static_th", source, key),
+                )
     pgs: dict[str, dict[int, SonicBufferAssignment]] = {}
     queues: dict[str, dict[int, SonicBufferAssignment]] = {}
     lists: dict[str, dict[str, tuple[str, ...]]] = {"in": {}, "out": {}}
     for key, row in dump.hashes.items():
         if key.startswith((PG, QUEUE)):
-            target = pgs if key.startswith(PG) else queues
-            ports_part, sep, index_part = key.split(":", 1)[1].rpartition(":")
-            try:
-                indices = expand_indices(index_part) if sep and ports_part else []
-            except ValueError:
-                indices = []
-            if not indices:
-                raise ParseError(source, "a key TABLE:<port>:<index or range> (e.g. 3-4)", key=key)
-            assignment = _assign(row, source, key, profiles)
-            for port in ports_part.split(","):
-                slot = target.setdefault(port.strip(), {})
-                for i in indices:
-                    slot[i] = _at(assignment, i)
+            seen = True
+            with log.skipping(f"row {key}"):
+                _read_assignment(key, row, source, profiles, pgs if key.startswith(PG) else queues)
         elif key.startswith((INGRESS_LIST, EGRESS_LIST)):
+            seen = True
             port = key.split(":", 1)[1]
-            listed = tuple(n for n in (_deref(x) for x in row.get("profile_list", "").split(",")) if n is not None)
-            for name in listed:
-                if name not in profiles:
-                    raise ParseError(source, f"profile {name!r} to be in BUFFER_PROFILE_TABLE", key=key)
-            lists["in" if key.startswith(INGRESS_LIST) else "out"][port] = listed
+            with log.skipping(f"the profile list of {port}"):
+                listed = tuple(n for n in (_deref(x) for x in row.get("profile_list", "").split(",")) if n is not None)
+                for name in listed:
+                    if name not in profiles:
+                        raise ParseError(source, f"profile {name!r} to be in BUFFER_PROFILE_TABLE", key=key)
+                lists["in" if key.startswith(INGRESS_LIST) else "out"][port] = listed
     names = sorted({*pgs, *queues, *lists["in"], *lists["out"]}, key=natural_key)
     ports = {
         p: SonicPortBuffers(
@@ -207,8 +210,32 @@ def parse(text: str | bytes, source: str = "<input>") -> SonicApplBuffers:
         for p in names
     }
     if not pools and not profiles and not ports:
+        if seen and log.problems:
+            raise log.problems[0].error()  # every buffer entry was bad: nothing in the file is usable
         raise ParseError(source, "at least one BUFFER_POOL/PROFILE/PG/QUEUE table entry")
     return SonicApplBuffers(pools=dict(sorted(pools.items())), profiles=dict(sorted(profiles.items())), ports=ports)
+
+
+def _read_assignment(
+    key: str,
+    row: dict[str, str],
+    source: str,
+    profiles: dict[str, SonicBufferProfile],
+    target: dict[str, dict[int, SonicBufferAssignment]],
+) -> None:
+    """One ``BUFFER_PG_TABLE:``/``BUFFER_QUEUE_TABLE:`` row into ``target`` (nothing stored when it is bad)."""
+    ports_part, sep, index_part = key.split(":", 1)[1].rpartition(":")
+    try:
+        indices = expand_indices(index_part) if sep and ports_part else []
+    except ValueError:
+        indices = []
+    if not indices:
+        raise ParseError(source, "a key TABLE:<port>:<index or range> (e.g. 3-4)", key=key)
+    assignment = _assign(row, source, key, profiles)
+    for port in ports_part.split(","):
+        slot = target.setdefault(port.strip(), {})
+        for i in indices:
+            slot[i] = _at(assignment, i)
 
 
 def _assign(

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import type_name
 
 __all__ = ["SHAPES", "SonicConfigDb", "deref", "parse"]
@@ -62,12 +62,16 @@ def _deref_one(item: str) -> str:
     return match.group(1) if match else item
 
 
-def parse(text: str | bytes, source: str = "<input>") -> SonicConfigDb:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicConfigDb:
     """Read a CONFIG_DB JSON document in any of :data:`SHAPES`.
 
-    Raises :class:`~unifab.errors.ParseError` for text that is not JSON and for a non-object where
-    a table, an entry or a hash value must be an object; ``key`` names the offending path.
+    Raises :class:`~unifab.errors.ParseError` for text that is not JSON or not an object. A non-object where
+    a table, an entry or a hash value must be an object, or a field value that is neither string, number
+    nor list, costs that table or row: a problem in ``problems`` (``key`` names the offending path), or a
+    ``ParseError`` when no collector is given.
     """
+    log = problems if problems is not None else ParseProblems.strict(source)
+    already = len(log.problems)
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -84,26 +88,33 @@ def parse(text: str | bytes, source: str = "<input>") -> SonicConfigDb:
                 continue  # string/set/list/zset keys hold no CONFIG_DB rows
             table, _, key = top.partition("|")
             value = body["value"]
-            if not isinstance(value, dict):
-                raise ParseError(source, f"a hash value object, got {type_name(value, list_name=_ARRAY)}", key=top)
-            _store(tables, table, key, value, source)
+            with log.skipping(f"row {top}"):
+                if not isinstance(value, dict):
+                    raise ParseError(source, f"a hash value object, got {type_name(value, list_name=_ARRAY)}", key=top)
+                _store(tables, table, key, value, source)
         elif "|" in top:
             n_flat += 1
             table, _, key = top.partition("|")
-            if not isinstance(body, dict):
-                raise ParseError(source, f"an object of fields, got {type_name(body, list_name=_ARRAY)}", key=top)
-            _store(tables, table, key, body, source)
+            with log.skipping(f"row {top}"):
+                if not isinstance(body, dict):
+                    raise ParseError(source, f"an object of fields, got {type_name(body, list_name=_ARRAY)}", key=top)
+                _store(tables, table, key, body, source)
         else:
             n_nested += 1
             if not isinstance(body, dict):
-                raise ParseError(source, f"a table object of keys, got {type_name(body, list_name=_ARRAY)}", key=top)
+                log.add(f"a table object of keys, got {type_name(body, list_name=_ARRAY)}", f"table {top}", key=top)
+                continue
             for key, fields in body.items():
-                if not isinstance(fields, dict):
-                    raise ParseError(
-                        source, f"an object of fields, got {type_name(fields, list_name=_ARRAY)}", key=f"{top}|{key}"
-                    )
-                _store(tables, top, key, fields, source)
+                path = f"{top}|{key}"
+                with log.skipping(f"row {path}"):
+                    if not isinstance(fields, dict):
+                        raise ParseError(
+                            source, f"an object of fields, got {type_name(fields, list_name=_ARRAY)}", key=path
+                        )
+                    _store(tables, top, key, fields, source)
 
+    if not tables and len(log.problems) > already:
+        raise log.problems[already].error()  # every row was bad: nothing in the file is usable
     if n_dump:
         shape = "db-dump"
     elif n_flat and not n_nested:
@@ -134,6 +145,7 @@ def _store(
     fields: dict[str, Any],
     source: str,
 ) -> None:
+    """Add one row; a field that cannot be read raises before anything is stored (the row is skipped whole)."""
     row: dict[str, str] = {}
     for name, raw in fields.items():
         if isinstance(raw, str):

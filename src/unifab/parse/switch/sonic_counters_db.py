@@ -31,9 +31,13 @@ Resolution (what ``show pfc counters``, ``show queue counters``, ``pfcwd show st
   HLD describes float seconds, so a value with a fraction or exponent is read as seconds.
 
 Every integer field of a resolved hash is also kept in the record's flat ``counters`` map (fields that
-are not integers, such as ``PFC_WD_STATUS``, and the pause timestamps are not). A typed field whose
-value is not a number is a :class:`~unifab.errors.ParseError` naming the Redis key. Hashes no map
-points at are ignored.
+are not integers, such as ``PFC_WD_STATUS``, and the pause timestamps are not). Hashes no map points
+at are ignored.
+
+A typed field whose value is not a number, a name-map entry that is not ``<port>:<index>`` or that the
+index/port maps contradict, and a second port for one oid are problems naming the Redis key. With a
+:class:`~unifab.errors.ParseProblems` collector each costs only its object: that queue, PG, port record or
+pool is left out and the rest is read. Without one the first raises :class:`~unifab.errors.ParseError`.
 
 :func:`dump` writes records back in the flat shape (the twin's COUNTERS_DB).
 """
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key
 from unifab.parse.switch.sonic_state_db import read_dump
 
@@ -187,15 +191,20 @@ class SonicCounters:
     buffer_pools: dict[str, SonicBufferPoolCounters]
 
 
-def parse(text: str | bytes, source: str = "<input>") -> SonicCounters:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicCounters:
     """Read a COUNTERS_DB dump and resolve it (see the module docstring)."""
-    dump = read_dump(text, source)
-    return resolve(dump.hashes, source, shape=dump.shape)
+    dump = read_dump(text, source, problems)
+    return resolve(dump.hashes, source, shape=dump.shape, problems=problems)
 
 
-def resolve(hashes: dict[str, dict[str, str]], source: str = "<input>", shape: str = "flat") -> SonicCounters:
+def resolve(
+    hashes: dict[str, dict[str, str]],
+    source: str = "<input>",
+    shape: str = "flat",
+    problems: ParseProblems | None = None,
+) -> SonicCounters:
     """Resolve ``redis key -> fields`` (as read from a dump or from Redis) to per-port records."""
-    return _Resolver(hashes, source).run(shape)
+    return _Resolver(hashes, source, problems).run(shape)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -210,9 +219,10 @@ def _int(value: str) -> int | None:
 
 
 class _Resolver:
-    def __init__(self, hashes: dict[str, dict[str, str]], source: str) -> None:
+    def __init__(self, hashes: dict[str, dict[str, str]], source: str, problems: ParseProblems | None) -> None:
         self.h = hashes
         self.source = source
+        self.log = problems if problems is not None else ParseProblems.strict(source)
 
     # -- field access -------------------------------------------------------------------------------
 
@@ -269,6 +279,9 @@ class _Resolver:
         owners = self._map(port_map)
         out: dict[str, dict[int, str]] = {}
 
+        what = "queue" if name_map == QUEUE_NAME_MAP else "PG"
+        refused: set[str] = set()  # oids whose name-map entry was skipped: the index map must not bring them back
+
         def place(port: str, index: int, oid: str, key: str) -> None:
             slot = out.setdefault(port, {})
             other = slot.get(index)
@@ -277,30 +290,36 @@ class _Resolver:
             slot[index] = oid
 
         for qname, oid in names.items():
-            port, sep, idx = qname.rpartition(":")
-            if not sep or not port or _int(idx) is None or idx.startswith("-"):
-                raise ParseError(self.source, f"names '<port>:<index>', got {qname!r}", key=name_map)
-            index = int(idx)
-            mapped = indices.get(oid)
-            if mapped is not None and _int(mapped) != index:
-                raise ParseError(
-                    self.source, f"index {index} for {oid} (named {qname!r}), got {mapped!r}", key=index_map
-                )
-            owner = owners.get(oid)
-            if owner is not None and owner in ports_by_oid and ports_by_oid[owner] != port:
-                raise ParseError(
-                    self.source, f"{oid} (named {qname!r}) to belong to {port}, got {ports_by_oid[owner]}", key=port_map
-                )
-            place(port, index, oid, name_map)
+            with self.log.skipping(f"{what} {qname!r} ({oid})") as entry:
+                port, sep, idx = qname.rpartition(":")
+                if not sep or not port or _int(idx) is None or idx.startswith("-"):
+                    raise ParseError(self.source, f"names '<port>:<index>', got {qname!r}", key=name_map)
+                index = int(idx)
+                mapped = indices.get(oid)
+                if mapped is not None and _int(mapped) != index:
+                    raise ParseError(
+                        self.source, f"index {index} for {oid} (named {qname!r}), got {mapped!r}", key=index_map
+                    )
+                owner = owners.get(oid)
+                if owner is not None and owner in ports_by_oid and ports_by_oid[owner] != port:
+                    raise ParseError(
+                        self.source,
+                        f"{oid} (named {qname!r}) to belong to {port}, got {ports_by_oid[owner]}",
+                        key=port_map,
+                    )
+                place(port, index, oid, name_map)
+            if entry.failed:
+                refused.add(oid)
         for oid, idx in indices.items():
             owner = owners.get(oid)
             owner_port = None if owner is None else ports_by_oid.get(owner)
-            if owner_port is None:
-                continue  # a system-port / VOQ queue, or one the maps cannot place
-            number = _int(idx)
-            if number is None or number < 0:
-                raise ParseError(self.source, f"a non-negative index for {oid}, got {idx!r}", key=index_map)
-            place(owner_port, number, oid, index_map)
+            if owner_port is None or oid in refused:
+                continue  # a system-port / VOQ queue, one the maps cannot place, or one already reported
+            with self.log.skipping(f"{what} {oid} of {owner_port}"):
+                number = _int(idx)
+                if number is None or number < 0:
+                    raise ParseError(self.source, f"a non-negative index for {oid}, got {idx!r}", key=index_map)
+                place(owner_port, number, oid, index_map)
         return out
 
     # -- records -------------------------------------------------------------------------------------
@@ -456,23 +475,39 @@ class _Resolver:
     # -- assembly ------------------------------------------------------------------------------------
 
     def run(self, shape: str) -> SonicCounters:
-        port_oids = self._map(PORT_NAME_MAP)
+        port_oids = dict(self._map(PORT_NAME_MAP))
         ports_by_oid: dict[str, str] = {}
-        for port, oid in port_oids.items():
+        for port, oid in list(port_oids.items()):
             if oid in ports_by_oid:
-                raise ParseError(
-                    self.source, f"one port per oid, {oid} names {ports_by_oid[oid]} and {port}", key=PORT_NAME_MAP
+                self.log.add(
+                    f"one port per oid, {oid} names {ports_by_oid[oid]} and {port}",
+                    f"the counters of port {port}",
+                    key=PORT_NAME_MAP,
                 )
+                del port_oids[port]
+                continue
             ports_by_oid[oid] = port
         queues = self._members(QUEUE_NAME_MAP, QUEUE_INDEX_MAP, QUEUE_PORT_MAP, ports_by_oid)
         pgs = self._members(PG_NAME_MAP, PG_INDEX_MAP, PG_PORT_MAP, ports_by_oid)
 
         ports: dict[str, SonicPortCounters] = {}
         for name in sorted(set(port_oids) | set(queues) | set(pgs), key=natural_key):
-            port_queues = {i: self._queue(i, oid) for i, oid in sorted(queues.get(name, {}).items())}
-            port_pgs = {i: self._pg(i, oid) for i, oid in sorted(pgs.get(name, {}).items())}
-            ports[name] = self._port(name, port_oids.get(name), port_queues, port_pgs)
-        pools = {name: self._pool(name, oid) for name, oid in sorted(self._map(POOL_NAME_MAP).items())}
+            port_queues: dict[int, SonicQueueCounters] = {}
+            for i, oid in sorted(queues.get(name, {}).items()):
+                with self.log.skipping(f"the counters of queue {name}:{i}"):
+                    port_queues[i] = self._queue(i, oid)
+            port_pgs: dict[int, SonicPgCounters] = {}
+            for i, oid in sorted(pgs.get(name, {}).items()):
+                with self.log.skipping(f"the counters of PG {name}:{i}"):
+                    port_pgs[i] = self._pg(i, oid)
+            with self.log.skipping(f"the counters of port {name} (its queues and PGs are kept)") as row:
+                ports[name] = self._port(name, port_oids.get(name), port_queues, port_pgs)
+            if row.failed:  # keep what was read of its queues and PGs, without the port's own counters
+                ports[name] = self._port(name, None, port_queues, port_pgs)
+        pools: dict[str, SonicBufferPoolCounters] = {}
+        for name, oid in sorted(self._map(POOL_NAME_MAP).items()):
+            with self.log.skipping(f"the watermarks of buffer pool {name}"):
+                pools[name] = self._pool(name, oid)
         return SonicCounters(shape=shape, ports=ports, buffer_pools=pools)
 
 

@@ -23,8 +23,9 @@ records compare with :mod:`unifab.parse.host.lldpcli`; the two subtypes lldpd ha
 (the mock's ``lldp_rem_port_desc: " "``) reads as ``None``. lldp_syncd publishes no 802.3
 max-frame-size TLV, so a peer's MTU is not here.
 
-A subtype that is not a number, or capabilities that are not hex octets, raise
-:class:`~unifab.errors.ParseError` naming the Redis key. :func:`dump` writes the flat shape back.
+A subtype that is not a number, or capabilities that are not hex octets, are a problem naming the Redis
+key: with a :class:`~unifab.errors.ParseProblems` collector that neighbour is skipped and the others are
+read; without one :class:`~unifab.errors.ParseError` is raised. :func:`dump` writes the flat shape back.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key
 from unifab.parse.switch.sonic_state_db import read_dump
 
@@ -96,24 +97,34 @@ class SonicLldpNeighbor:
     capabilities_enabled: tuple[str, ...]
 
 
-def parse(text: str | bytes, source: str = "<input>") -> tuple[SonicLldpNeighbor, ...]:
+def parse(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[SonicLldpNeighbor, ...]:
     """Every ``LLDP_ENTRY_TABLE:<port>`` entry, in natural port order."""
-    dump = read_dump(text, source)
-    return resolve(dump.hashes, source)
+    dump = read_dump(text, source, problems)
+    return resolve(dump.hashes, source, problems)
 
 
-def resolve(hashes: dict[str, dict[str, str]], source: str = "<input>") -> tuple[SonicLldpNeighbor, ...]:
+def resolve(
+    hashes: dict[str, dict[str, str]], source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[SonicLldpNeighbor, ...]:
     """Neighbours from ``redis key -> fields`` (a dump, or hashes read from Redis)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     entries: list[tuple[str, str, dict[str, str]]] = []
     prefix = TABLE + SEPARATOR
     for key, fields in hashes.items():
         if key.startswith(prefix):
             port = key[len(prefix) :]
             if not port:
-                raise ParseError(source, f"a local port name after '{prefix}'", key=key)
+                log.add(f"a local port name after '{prefix}'", f"key {key}", key=key)
+                continue
             entries.append((port, key, fields))
     entries.sort(key=lambda e: natural_key(e[0]))
-    return tuple(_neighbor(port, key, fields, source) for port, key, fields in entries)
+    out: list[SonicLldpNeighbor] = []
+    for port, key, fields in entries:
+        with log.skipping(f"the LLDP neighbour of {port}"):
+            out.append(_neighbor(port, key, fields, source))
+    return tuple(out)
 
 
 def _neighbor(port: str, key: str, f: dict[str, str], source: str) -> SonicLldpNeighbor:

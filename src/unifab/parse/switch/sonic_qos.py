@@ -2,9 +2,22 @@
 
 :func:`resolve` walks each table once: per-port tables are indexed by port while they are read
 (keys such as ``"Ethernet50,Ethernet52|3-4"`` are expanded to ports and indices), map tables,
-schedulers, WRED and buffer profiles are looked up by name once and cached. A binding to a name
-that does not exist, or a number that is not one, raises :class:`~unifab.errors.ParseError` whose
-``key`` is the ``TABLE|key`` that holds the bad value.
+schedulers, WRED and buffer profiles are looked up by name once and cached.
+
+A binding to a name that does not exist, or a number that is not one, is a problem whose ``key`` is the
+``TABLE|key`` that holds the bad value. With a :class:`~unifab.errors.ParseProblems` collector it costs
+only what it touches: a row of a per-port table (PORT_QOS_MAP, QUEUE, BUFFER_PG, BUFFER_QUEUE) that
+cannot be read leaves **the QoS of the ports it names unread** (they stay in ``ports`` but get no
+``port_qos`` entry, so no check judges a half-known port), a bad PORT row leaves that port's MTU and
+speed unknown, a bad CABLE_LENGTH entry that port's cable length; every other port is read. Without a
+collector the first problem raises :class:`~unifab.errors.ParseError`.
+
+Chassis (VOQ) keys name the port with its linecard host and ASIC: ``QUEUE|<host>|<asic>|Ethernet0|3``,
+``BUFFER_PG|<host>|<asic>|Ethernet0|3-4`` (and ``<host>|Ethernet0|3`` on a fixed VOQ system). The port
+is ``Ethernet0`` when the host and ASIC are this switch's (``DEVICE_METADATA|localhost`` ``hostname`` and
+``asic_name``, compared without case), or when the metadata names no hostname and the file holds one
+host/ASIC only; any other port (a remote linecard's system port, whose VOQs this ASIC holds) is named as
+SONiC's SYSTEM_PORT table names it, ``<host>|<asic>|Ethernet0``.
 
 ``port_qos`` covers every port named in PORT, PORT_QOS_MAP (except ``global``), QUEUE, BUFFER_PG,
 BUFFER_QUEUE, BUFFER_PORT_{INGRESS,EGRESS}_PROFILE_LIST, CABLE_LENGTH and PFC_WD (except
@@ -27,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key, parse_uint
 from unifab.parse.switch import sonic_config_db
 from unifab.parse.switch.sonic_config_db import SonicConfigDb
@@ -134,14 +147,23 @@ class SonicSwitch:
     buffer_inputs: SonicBufferInputs | None = None
 
 
-def parse(text: str | bytes, source: str = "<input>") -> SonicSwitch:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicSwitch:
     """Read CONFIG_DB JSON in any shape and resolve it (see :func:`resolve`)."""
-    return resolve(sonic_config_db.parse(text, source), source=source)
+    return resolve(sonic_config_db.parse(text, source, problems), source=source, problems=problems)
 
 
-def resolve(db: SonicConfigDb, source: str = "<input>") -> SonicSwitch:
-    """Resolve every port's QoS view; ``source`` only labels errors."""
-    return _Resolver(db.tables, source).run()
+def resolve(db: SonicConfigDb, source: str = "<input>", problems: ParseProblems | None = None) -> SonicSwitch:
+    """Resolve every port's QoS view; ``source`` only labels problems (see the module docstring)."""
+    return _Resolver(db.tables, source, problems).run()
+
+
+_QUALIFIED_TABLES = ("QUEUE", "BUFFER_PG", "BUFFER_QUEUE")  # tables whose chassis keys carry host|asic
+_LISTED = 3  # ports named in a problem before "and N more"
+
+
+def _listing(ports: list[str]) -> str:
+    shown = ", ".join(ports[:_LISTED])
+    return shown if len(ports) <= _LISTED else f"{shown} and {len(ports) - _LISTED} more"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -177,11 +199,16 @@ _NO_WRED: _Wred = (None, None, None, None, None)
 
 
 class _Resolver:
-    def __init__(self, tables: dict[str, Table], source: str) -> None:
+    def __init__(self, tables: dict[str, Table], source: str, problems: ParseProblems | None = None) -> None:
         self.t = tables
         self.source = source
+        self.log = problems if problems is not None else ParseProblems.strict(source)
         self.acc: dict[str, _PortAcc] = {}
+        self.unread: set[str] = set()  # ports whose QoS a skipped row or reference leaves unknown
         self._maps: dict[tuple[str, str], dict[int, int]] = {}
+        self._bad_maps: dict[tuple[str, str], ParseError] = {}
+        self._global_dscp_unread = False
+        self._local = self._local_qualifier()
         self._queue_cache: dict[tuple[int, str | None, str | None], SonicQueue] = {}
         self._sched: dict[str, tuple[str | None, int | None]] = {}
         self._wred: dict[str, _Wred] = {}
@@ -229,10 +256,42 @@ class _Resolver:
 
     def _port_index_key(self, table: str, key: str) -> tuple[list[str], range, str]:
         path = f"{table}|{key}"
-        ports, sep, idx = key.partition("|")
-        if not sep or "|" in idx:
-            raise self._err(path, "a key '<port>|<index or range>'")
-        return self._ports(ports, path), self._indices(idx, path), path
+        parts = key.split("|")
+        if len(parts) == 2:
+            return self._ports(parts[0], path), self._indices(parts[1], path), path
+        if len(parts) in (3, 4) and all(parts):
+            host, asic = parts[0], parts[1] if len(parts) == 4 else ""
+            ports = [self._qualify(host, asic, p) for p in self._ports(parts[-2], path)]
+            return ports, self._indices(parts[-1], path), path
+        raise self._err(path, "a key '<port>|<index or range>' (or '<host>|<asic>|<port>|<index or range>')")
+
+    def _local_qualifier(self) -> tuple[str, str] | None:
+        """The (host, asic) whose chassis-keyed ports are this switch's own, named without qualifier."""
+        meta = self.t.get("DEVICE_METADATA", _EMPTY).get("localhost", {})
+        host = meta.get("hostname")
+        if host:
+            return host.lower(), meta.get("asic_name", "").lower()
+        seen: set[tuple[str, str]] = set()
+        for table in _QUALIFIED_TABLES:
+            for key in self.t.get(table, _EMPTY):
+                parts = key.split("|")
+                if len(parts) in (3, 4):
+                    seen.add((parts[0].lower(), parts[1].lower() if len(parts) == 4 else ""))
+                    if len(seen) > 1:
+                        return None
+        return next(iter(seen), None)
+
+    def _qualify(self, host: str, asic: str, port: str) -> str:
+        local = self._local
+        if local is not None and host.lower() == local[0] and (not local[1] or asic.lower() == local[1]):
+            return port
+        return f"{host}|{asic}|{port}" if asic else f"{host}|{port}"
+
+    def _row_ports(self, table: str, key: str) -> tuple[list[str], range, str] | None:
+        """A per-port row's ports and indices; ``None`` (a problem: the row is skipped) when its key is bad."""
+        with self.log.skipping(f"row {table}|{key}"):
+            return self._port_index_key(table, key)
+        return None
 
     def _prio_list(self, value: str, path: str, field: str) -> frozenset[int]:
         """``pfc_enable``/``pfcwd_sw_enable``: ``"3,4"``; empty means none."""
@@ -253,10 +312,17 @@ class _Resolver:
         rows = self.t.get(table, _EMPTY).get(name)
         if rows is None:
             raise self._err(ref_path, f"{field} {name!r} to name an existing {table} entry")
+        bad = self._bad_maps.get((table, name))
+        if bad is not None:
+            raise bad
         path = f"{table}|{name}"
         out: dict[int, int] = {}
-        for k, v in rows.items():
-            out[self._uint(k, path, "map key")] = self._uint(v, path, f"map value for {k!r}")
+        try:
+            for k, v in rows.items():
+                out[self._uint(k, path, "map key")] = self._uint(v, path, f"map value for {k!r}")
+        except ParseError as exc:
+            self._bad_maps[(table, name)] = exc
+            raise
         resolved = dict(sorted(out.items()))
         self._maps[(table, name)] = resolved
         return resolved
@@ -269,16 +335,17 @@ class _Resolver:
             path = f"PORT|{name}"
             mtu = f.get("mtu")
             speed = f.get("speed")
-            ports[name] = SonicPort(
-                name=name,
-                mtu=DEFAULT_MTU if mtu is None else self._uint(mtu, path, "mtu"),
-                speed_mbps=None if speed is None else self._uint(speed, path, "speed in Mb/s"),
-                admin_status=f.get("admin_status", DEFAULT_ADMIN_STATUS),
-                fec=f.get("fec"),
-                alias=f.get("alias"),
-                description=f.get("description"),
-            )
             self._port(name)
+            with self.log.skipping(f"{path} (the port's MTU, speed and admin status are unknown)"):
+                ports[name] = SonicPort(
+                    name=name,
+                    mtu=DEFAULT_MTU if mtu is None else self._uint(mtu, path, "mtu"),
+                    speed_mbps=None if speed is None else self._uint(speed, path, "speed in Mb/s"),
+                    admin_status=f.get("admin_status", DEFAULT_ADMIN_STATUS),
+                    fec=f.get("fec"),
+                    alias=f.get("alias"),
+                    description=f.get("description"),
+                )
         return ports
 
     def _read_port_qos_map(self) -> str | None:
@@ -286,26 +353,42 @@ class _Resolver:
         global_dscp: str | None = None
         for key, f in self.t.get("PORT_QOS_MAP", _EMPTY).items():
             path = f"PORT_QOS_MAP|{key}"
-            bound: dict[str, str] = {}
-            for field, table in _MAP_FIELDS:
-                name = f.get(field)
-                if name:
-                    self._map(table, name, path, field)  # fails here on a dangling name
-                    bound[field] = name
             if key == "global":
-                global_dscp = bound.get("dscp_to_tc_map", global_dscp)
+                name = f.get("dscp_to_tc_map")
+                if name:
+                    global_dscp = name
+                    skipped = f"{path}: the switch-wide DSCP map (ports without their own dscp_to_tc_map are not read)"
+                    with self.log.skipping(skipped) as row:
+                        self._map("DSCP_TO_TC_MAP", name, path, "dscp_to_tc_map")
+                    self._global_dscp_unread = row.failed
                 continue
-            pfc = f.get("pfc_enable")
-            pfc_set = None if pfc is None else self._prio_list(pfc, path, "pfc_enable")
-            wd = f.get("pfcwd_sw_enable")
-            wd_set = None if wd is None else self._prio_list(wd, path, "pfcwd_sw_enable")
-            for port in self._ports(key, path):
-                acc = self._port(port)
-                acc.maps.update(bound)
-                if pfc_set is not None:
-                    acc.pfc_enable = pfc_set
-                if wd_set is not None:
-                    acc.pfcwd_sw_enable = wd_set
+            ports: list[str] = []
+            with self.log.skipping(f"row {path}"):
+                ports = self._ports(key, path)
+            if not ports:
+                continue
+            for port in ports:
+                self._port(port)
+            with self.log.skipping(f"the QoS of {_listing(ports)}") as row:
+                bound: dict[str, str] = {}
+                for field, table in _MAP_FIELDS:
+                    name = f.get(field)
+                    if name:
+                        self._map(table, name, path, field)  # fails here on a dangling name
+                        bound[field] = name
+                pfc = f.get("pfc_enable")
+                pfc_set = None if pfc is None else self._prio_list(pfc, path, "pfc_enable")
+                wd = f.get("pfcwd_sw_enable")
+                wd_set = None if wd is None else self._prio_list(wd, path, "pfcwd_sw_enable")
+                for port in ports:
+                    acc = self._port(port)
+                    acc.maps.update(bound)
+                    if pfc_set is not None:
+                        acc.pfc_enable = pfc_set
+                    if wd_set is not None:
+                        acc.pfcwd_sw_enable = wd_set
+            if row.failed:
+                self.unread.update(ports)
         return global_dscp
 
     def _scheduler(self, name: str, ref_path: str) -> tuple[str | None, int | None]:
@@ -367,10 +450,17 @@ class _Resolver:
 
     def _read_queues(self) -> None:
         for key, f in self.t.get("QUEUE", _EMPTY).items():
-            ports, indices, path = self._port_index_key("QUEUE", key)
+            located = self._row_ports("QUEUE", key)
+            if located is None:
+                continue
+            ports, indices, path = located
             sched = f.get("scheduler") or None
             wred = f.get("wred_profile") or None
-            built = [self._queue(i, sched, wred, path) for i in indices]
+            built: list[SonicQueue] = []
+            with self.log.skipping(f"the QoS of {_listing(ports)}") as row:
+                built = [self._queue(i, sched, wred, path) for i in indices]
+            if row.failed:
+                self.unread.update(ports)
             for port in ports:
                 queues = self._port(port).queues
                 for q in built:
@@ -379,12 +469,19 @@ class _Resolver:
     def _read_buffer_table(self, table: str, is_pg: bool) -> None:
         profiles = self.t.get("BUFFER_PROFILE", _EMPTY)
         for key, f in self.t.get(table, _EMPTY).items():
-            ports, indices, path = self._port_index_key(table, key)
+            located = self._row_ports(table, key)
+            if located is None:
+                continue
+            ports, indices, path = located
             profile = f.get("profile")
-            if profile is None:
-                raise self._err(path, "a 'profile' field (a BUFFER_PROFILE name or NULL)")
-            if profile != "NULL" and profile not in profiles:
-                raise self._err(path, f"profile {profile!r} to name an existing BUFFER_PROFILE entry")
+            with self.log.skipping(f"the QoS of {_listing(ports)}") as row:
+                if profile is None:
+                    raise self._err(path, "a 'profile' field (a BUFFER_PROFILE name or NULL)")
+                if profile != "NULL" and profile not in profiles:
+                    raise self._err(path, f"profile {profile!r} to name an existing BUFFER_PROFILE entry")
+            if row.failed or profile is None:
+                self.unread.update(ports)
+                continue
             for port in ports:
                 acc = self._port(port)
                 target = acc.buffer_pg if is_pg else acc.buffer_queue
@@ -395,22 +492,22 @@ class _Resolver:
         for name, f in self.t.get("CABLE_LENGTH", _EMPTY).items():
             path = f"CABLE_LENGTH|{name}"
             for ports, value in f.items():
-                digits = value[:-1] if value.endswith("m") else value
-                if not (digits.isdigit() and digits.isascii()):
-                    raise self._err(path, f"a cable length such as '40m' for {ports}, got {value!r}")
-                metres = int(digits)
-                for port in self._ports(ports, path):
-                    self._port(port).cable = metres
+                with self.log.skipping(f"the cable length of {ports} (unknown)"):
+                    digits = value[:-1] if value.endswith("m") else value
+                    if not (digits.isdigit() and digits.isascii()):
+                        raise self._err(path, f"a cable length such as '40m' for {ports}, got {value!r}")
+                    metres = int(digits)
+                    for port in self._ports(ports, path):
+                        self._port(port).cable = metres
 
     def _touch_port_keyed(self) -> None:
-        for table in _PORT_KEYED:
+        for table in (*_PORT_KEYED, "PFC_WD"):
             for key in self.t.get(table, _EMPTY):
-                for port in self._ports(key, f"{table}|{key}"):
-                    self._port(port)
-        for key in self.t.get("PFC_WD", _EMPTY):
-            if key != "GLOBAL":
-                for port in self._ports(key, f"PFC_WD|{key}"):
-                    self._port(port)
+                if table == "PFC_WD" and key == "GLOBAL":
+                    continue
+                with self.log.skipping(f"row {table}|{key}"):
+                    for port in self._ports(key, f"{table}|{key}"):
+                        self._port(port)
 
     def _neighbors(self) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
@@ -418,7 +515,8 @@ class _Resolver:
             name = f.get("name")
             peer_port = f.get("port")
             if name is None or peer_port is None:
-                raise self._err(f"DEVICE_NEIGHBOR|{port}", "fields 'name' and 'port'")
+                self.log.add("fields 'name' and 'port'", f"row DEVICE_NEIGHBOR|{port}", key=f"DEVICE_NEIGHBOR|{port}")
+                continue
             out[port] = (name, peer_port)
         return out
 
@@ -438,6 +536,10 @@ class _Resolver:
         for name in sorted(self.acc, key=natural_key):
             acc = self.acc[name]
             maps = acc.maps
+            if self._global_dscp_unread and "dscp_to_tc_map" not in maps:
+                self.unread.add(name)  # its DSCP map is the switch-wide one, which could not be read
+            if name in self.unread:
+                continue
             dscp_name = maps.get("dscp_to_tc_map", global_dscp)
             port_qos[name] = SonicPortQos(
                 port=name,
@@ -477,7 +579,9 @@ class _Resolver:
 
         def num(fields: Fields | None, table: str, field: str) -> int | None:
             value = None if fields is None else fields.get(field)
-            return None if value is None else self._uint(value, table, field)
+            with self.log.skipping(f"{table} {field} (unknown)"):
+                return None if value is None else self._uint(value, table, field)
+            return None
 
         tp = "LOSSLESS_TRAFFIC_PATTERN|AZURE"
         return SonicBufferInputs(

@@ -10,6 +10,11 @@ files work:
   "expireat": ...}}``. Only ``hash`` entries are kept; ``string``/``set``/``list``/``zset`` keys are
   skipped.
 
+With a :class:`~unifab.errors.ParseProblems` collector a key whose body or field cannot be read costs that
+key only (a problem naming it), and :func:`resolve` skips a port row, a capability or the MMU size it cannot
+read the same way; without one the first problem raises :class:`~unifab.errors.ParseError`. Text that is
+not JSON, or not an object, always raises.
+
 Keys are kept whole (the table separator differs per database: ``|`` in STATE_DB, ``:`` in APPL_DB
 and COUNTERS_DB). Every field value becomes a string: numbers with ``str()`` (the APPL_DB mock holds
 ``"speed": 100000`` as a JSON number), booleans as ``"true"``/``"false"``. An object, array or null
@@ -28,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import type_name
 from unifab.parse._text import natural_key, parse_uint
 
@@ -90,8 +95,9 @@ class SonicStateDb:
 # --- generic dump reader ---------------------------------------------------------------------------
 
 
-def read_dump(text: str | bytes, source: str = "<input>") -> SonicDbDump:
+def read_dump(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicDbDump:
     """Read any Redis-database dump in :data:`SHAPES` into ``key -> field -> value`` strings."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -107,15 +113,17 @@ def read_dump(text: str | bytes, source: str = "<input>") -> SonicDbDump:
                 continue
             value = body["value"]
             if not isinstance(value, dict):
-                raise ParseError(source, f"a hash value object, got {type_name(value, list_name=_ARRAY)}", key=key)
+                log.add(f"a hash value object, got {type_name(value, list_name=_ARRAY)}", f"key {key}", key=key)
+                continue
             fields = value
         elif isinstance(body, dict):
             fields = body
         else:
-            raise ParseError(source, f"an object of hash fields, got {type_name(body, list_name=_ARRAY)}", key=key)
-        row = hashes.setdefault(key, {})
-        for name, raw in fields.items():
-            row[name] = scalar(raw, source, key, name)
+            log.add(f"an object of hash fields, got {type_name(body, list_name=_ARRAY)}", f"key {key}", key=key)
+            continue
+        with log.skipping(f"key {key}"):
+            row = {name: scalar(raw, source, key, name) for name, raw in fields.items()}
+            hashes.setdefault(key, {}).update(row)
     return SonicDbDump(shape="db-dump" if n_dump else "flat", hashes=hashes)
 
 
@@ -145,13 +153,14 @@ def scalar(raw: Any, source: str, key: str, field: str) -> str:
 # --- STATE_DB -------------------------------------------------------------------------------------
 
 
-def parse(text: str | bytes, source: str = "<input>") -> SonicStateDb:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicStateDb:
     """Read a STATE_DB dump and resolve the per-port view (ports in natural order)."""
-    dump = read_dump(text, source)
-    return resolve(dump, source)
+    dump = read_dump(text, source, problems)
+    return resolve(dump, source, problems)
 
 
-def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
+def resolve(dump: SonicDbDump, source: str = "<input>", problems: ParseProblems | None = None) -> SonicStateDb:
+    log = problems if problems is not None else ParseProblems.strict(source)
     ports: dict[str, dict[str, str]] = {}
     buffer_max: dict[str, dict[str, str]] = {}
     mmu: int | None = None
@@ -165,45 +174,53 @@ def resolve(dump: SonicDbDump, source: str = "<input>") -> SonicStateDb:
         elif table == "BUFFER_MAX_PARAM_TABLE":
             if name == "global":
                 size = fields.get("mmu_size")
-                mmu = None if size is None else parse_uint(size, source, "mmu_size", key=key, strip=True)
+                with log.skipping("the MMU size (unknown)"):
+                    mmu = None if size is None else parse_uint(size, source, "mmu_size", key=key, strip=True)
             else:
                 buffer_max[name] = fields
         elif table in ("QUEUE_COUNTER_CAPABILITIES", "PORT_COUNTER_CAPABILITIES"):
             if "isSupported" in fields:
-                caps[key] = _bool(fields["isSupported"], source, key, "isSupported")
+                with log.skipping(f"capability {key} (unknown)"):
+                    caps[key] = _bool(fields["isSupported"], source, key, "isSupported")
             else:
                 for field, value in fields.items():
-                    caps[f"{key}.{field}"] = _bool(value, source, key, field)
+                    with log.skipping(f"capability {key}.{field} (unknown)"):
+                        caps[f"{key}.{field}"] = _bool(value, source, key, field)
 
     out: dict[str, SonicPortState] = {}
     for name in sorted(set(ports) | set(buffer_max), key=natural_key):
         f = ports.get(name, {})
         b = buffer_max.get(name, {})
         key = f"PORT_TABLE|{name}"
-        out[name] = SonicPortState(
-            port=name,
-            state=f.get("state"),
-            admin_status=f.get("admin_status"),
-            oper_status=f.get("netdev_oper_status", f.get("oper_status")),
-            speed_mbps=_opt_uint(f.get("speed"), source, key, "speed"),
-            mtu=_opt_uint(f.get("mtu"), source, key, "mtu"),
-            fec=f.get("fec"),
-            supported_speeds_mbps=tuple(
-                parse_uint(s, source, "supported_speeds item", key=key, strip=True)
-                for s in _items(f.get("supported_speeds"))
-            ),
-            supported_fecs=tuple(_items(f.get("supported_fecs"))),
-            link_training_status=f.get("link_training_status"),
-            max_queues=_opt_uint(b.get("max_queues"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_queues"),
-            max_priority_groups=_opt_uint(
-                b.get("max_priority_groups"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_priority_groups"
-            ),
-        )
+        with log.skipping(f"the state of port {name}"):
+            out[name] = _port_state(name, f, b, source, key)
     return SonicStateDb(
         shape=dump.shape,
         ports=out,
         mmu_size_bytes=mmu,
         counter_capabilities=dict(sorted(caps.items())),
+    )
+
+
+def _port_state(name: str, f: dict[str, str], b: dict[str, str], source: str, key: str) -> SonicPortState:
+    return SonicPortState(
+        port=name,
+        state=f.get("state"),
+        admin_status=f.get("admin_status"),
+        oper_status=f.get("netdev_oper_status", f.get("oper_status")),
+        speed_mbps=_opt_uint(f.get("speed"), source, key, "speed"),
+        mtu=_opt_uint(f.get("mtu"), source, key, "mtu"),
+        fec=f.get("fec"),
+        supported_speeds_mbps=tuple(
+            parse_uint(s, source, "supported_speeds item", key=key, strip=True)
+            for s in _items(f.get("supported_speeds"))
+        ),
+        supported_fecs=tuple(_items(f.get("supported_fecs"))),
+        link_training_status=f.get("link_training_status"),
+        max_queues=_opt_uint(b.get("max_queues"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_queues"),
+        max_priority_groups=_opt_uint(
+            b.get("max_priority_groups"), source, f"BUFFER_MAX_PARAM_TABLE|{name}", "max_priority_groups"
+        ),
     )
 
 
