@@ -76,6 +76,15 @@ def small_twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def twin_counts(small_twin: Path) -> dict[str, int]:
+    """Hosts and switches of the twin as the library reads them (what /api/v1/summary should count)."""
+    import unifab
+
+    fabric = unifab.load_snapshot(small_twin).fabric
+    return {"host": len(fabric.hosts), "switch": len(fabric.switches)}
+
+
+@pytest.fixture(scope="session")
 def twin_upload(small_twin: Path) -> bytes:
     from unifab.serve.service import pack_directory
 

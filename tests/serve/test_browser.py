@@ -70,14 +70,16 @@ def served(tmp_path_factory: pytest.TempPathFactory, small_twin: Path) -> Iterat
         log.close()
 
 
-def test_the_served_api_and_headers(served: Served) -> None:
+def test_the_served_api_and_headers(served: Served, twin_counts: dict[str, int]) -> None:
     auth = {"Authorization": f"Bearer {served.token}"}
     summary = httpx.get(f"{served.url}/api/v1/summary", headers=auth).json()
-    assert summary["devices"] == {"host": 8, "switch": 16} and summary["findings"]["open"] > 0
+    assert summary["devices"] == twin_counts and summary["findings"]["open"] > 0
     page = httpx.get(f"{served.url}/", headers=auth)
     assert page.status_code == 200
     csp = page.headers["content-security-policy"]
-    assert "default-src 'none'" in csp and "script-src" not in csp and "style-src 'nonce-" in csp
+    assert "default-src 'none'" in csp and "style-src 'nonce-" in csp
+    # the one script (the copy buttons) runs by its nonce: no inline handler, no other script
+    assert "script-src 'nonce-" in csp and "unsafe-inline" not in csp and "unsafe-eval" not in csp
     assert httpx.get(f"{served.url}/").status_code == 401
     # a viewer may not ingest
     assert httpx.post(f"{served.url}/api/v1/snapshots", content=b"x", headers=auth).status_code == 403
@@ -137,3 +139,70 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
         finally:
             browser.close()
     assert (tmp_path / "overview.png").stat().st_size > 10_000
+
+
+def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path: Path) -> None:
+    """Click a flagged leaf on the rail map, then a flagged link of it, copy its fix; then open a job."""
+    need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    url = served.url
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(f"{url}/login")
+            page.fill("#token", served.token)
+            page.click("#login")
+            page.wait_for_url(f"{url}/")
+
+            page.click("text=Rail map")
+            page.wait_for_url(f"{url}/railmap")
+            cells = page.locator("#railmap a.leaf")
+            assert cells.count() >= 8
+            page.screenshot(path=str(tmp_path / "railmap.png"), full_page=True)
+            flagged = page.locator('#railmap a.leaf[data-severity="critical"]').first
+            leaf = flagged.get_attribute("data-leaf")
+            flagged.click()
+            page.wait_for_url(f"**/leaves/{leaf}")
+            assert page.locator("h1").inner_text() == leaf
+            assert page.locator("#leaf-hosts a").count() >= 1
+            page.screenshot(path=str(tmp_path / "leaf.png"), full_page=True)
+
+            page.locator('tr.link:not([data-severity="ok"]) a.debug').first.click()
+            page.wait_for_url("**/links/link*")
+            assert page.locator("#link-id").inner_text().startswith("link:")
+            assert page.locator("#compare tbody tr").count() >= 5
+            assert page.locator("section.finding").count() >= 1
+            captions = page.locator(".evidence .caption").all_inner_texts()
+            assert any("end)" in c for c in captions), captions
+            copy = page.locator("button.copy").first
+            assert copy.is_visible()  # the script ran (under the page's CSP) and showed it
+            commands = page.locator(f"#{copy.get_attribute('data-copy')}").inner_text()
+            copy.click()
+            page.wait_for_selector('button.copy[data-copied="true"]')
+            assert page.evaluate("navigator.clipboard.readText()") == commands
+            page.screenshot(path=str(tmp_path / "link.png"), full_page=True)
+
+            page.click("text=Jobs")
+            page.wait_for_url(f"{url}/jobs")
+            page.locator("#jobs a").first.click()
+            page.wait_for_url("**/jobs/job*")
+            verdict = page.locator("#verdict")
+            assert verdict.get_attribute("data-verdict") in ("likely", "possible", "unlikely")
+            assert "Is it the network?" in verdict.inner_text()
+            page.screenshot(path=str(tmp_path / "job.png"), full_page=True)
+            if page.locator("#job-findings a.debug").count():
+                page.locator("#job-findings a.debug").first.click()
+                page.wait_for_url("**/links/link*")
+            assert errors == []
+        finally:
+            browser.close()
+    for name in ("railmap", "leaf", "link", "job"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000

@@ -46,10 +46,10 @@ def store(db_url: str) -> Store:
 
 
 def test_migration_creates_the_schema_and_is_idempotent(store: Store) -> None:
-    assert store.revision() == "0002"
+    assert store.revision() == "0003"
     assert set(store.table_names()) == set(metadata.tables) | {"alembic_version"}
     store.migrate()  # again: nothing to do
-    assert store.revision() == "0002"
+    assert store.revision() == "0003"
 
 
 def test_the_migrated_columns_match_the_metadata(store: Store) -> None:
@@ -193,3 +193,77 @@ def test_tokens_are_stored_hashed_and_audited(store: Store) -> None:
     assert verify_secret(row["hash"], parsed[1]) and not verify_secret(row["hash"], parsed[1] + "x")
     assert store.audit_log().items[0]["action"] == "token.create"
     assert store.token("000000000000") is None
+
+
+def test_finding_history_keeps_every_occurrence(store: Store) -> None:
+    key = "QOS-MTU|a"
+    store.record_ingest(record("s1", T0, [finding(key)]))
+    store.record_ingest(record("s2", T0 + timedelta(hours=1), [finding(key, msg="other text")]))
+    store.record_ingest(record("s3", T0 + timedelta(hours=2), []))
+    store.record_ingest(record("s4", T0 + timedelta(hours=3), [finding(key, severity="critical")]))
+    events = store.finding_history(key).items
+    assert [(e["event"], e["snapshot_id"], e["severity"]) for e in events] == [
+        ("opened", "s1", "error"),
+        ("changed", "s2", "error"),
+        ("cleared", "s3", "error"),
+        ("opened", "s4", "critical"),
+    ]
+    assert events[1]["message"] == "other text" and events[2]["at"].startswith("2026-01-05T14:00")
+    # the findings row tells only the latest occurrence; the events tell both
+    row = store.finding(key)
+    assert row is not None and row["first_seen"].startswith("2026-01-05T15:00") and row["state"] == "open"
+    first = store.finding_history(key, limit=2)
+    assert len(first.items) == 2 and first.next_cursor
+    rest = store.finding_history(key, cursor=first.next_cursor, limit=2)
+    assert [e["event"] for e in rest.items] == ["cleared", "opened"] and rest.next_cursor is None
+    assert store.finding_history("QOS-MTU|none").items == [] and store.finding("QOS-MTU|none") is None
+
+
+def test_migration_0003_backfills_history_from_the_findings(db_url: str) -> None:
+    """A store written before 0003 (findings, no events) gets an opened (and cleared) event per row."""
+    from alembic import command
+    from alembic.config import Config
+
+    from unifab.serve.store import MIGRATIONS
+
+    old = Store.open(db_url, migrate=False)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with old.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0002")
+    with old.engine.begin() as conn:
+        for key, cleared in (("QOS-MTU|open", None), ("QOS-MTU|gone", T0 + timedelta(hours=1))):
+            conn.execute(
+                text(
+                    'INSERT INTO findings (key, "check", severity, severity_order, subject, message, document, digest,'
+                    " first_seen, last_seen, cleared_at, snapshot_id) VALUES (:k, 'QOS-MTU', 'error', 1, '{}', 'm',"
+                    " '{}', 'd', :t, :t, :c, 's0')"
+                ),
+                {"k": key, "t": T0, "c": cleared},
+            )
+    old.close()
+    store = Store.open(db_url)
+    try:
+        assert store.revision() == "0003"
+        assert [e["event"] for e in store.finding_history("QOS-MTU|open").items] == ["opened"]
+        assert [e["event"] for e in store.finding_history("QOS-MTU|gone").items] == ["opened", "cleared"]
+    finally:
+        store.close()
+
+
+def test_findings_search_matches_message_or_key_literally(store: Store) -> None:
+    store.record_ingest(
+        record(
+            "s1",
+            T0,
+            [
+                finding("QOS-MTU|gpu001", msg="Ethernet8 MTU 1500 is below"),
+                finding("QOS-TRUST|gpu002", msg="trust pcp_100%"),
+            ],
+        )
+    )
+    assert [f["key"] for f in store.findings(q="mtu 1500").items] == ["QOS-MTU|gpu001"]
+    assert [f["key"] for f in store.findings(q="gpu002").items] == ["QOS-TRUST|gpu002"]
+    assert [f["key"] for f in store.findings(q="_100%").items] == ["QOS-TRUST|gpu002"]
+    assert store.findings(q="1_0").items == []  # "_" is a character, not a wildcard

@@ -24,12 +24,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typing_extensions import TypedDict
 
 from unifab.api import FindingDoc, check_catalog
+from unifab.serve.api_fabric import fabric_router
 from unifab.serve.auth import ADMIN, INGEST, READ, ROLES
 from unifab.serve.ingest import DEVICE_NAME, IngestError
 from unifab.serve.metrics import CONTENT_TYPE
 from unifab.serve.routing import SEVERITIES, device_model, guarded, principal_of
 from unifab.serve.service import Server, Settings
 from unifab.serve.ui import render, ui_router
+from unifab.serve.ui_fabric import fabric_ui_router
 from unifab.serve.work import QUEUED
 
 __all__ = ["SecurityHeaders", "create_app"]
@@ -126,7 +128,8 @@ class TokenInfo(TypedDict):
 class SecurityHeaders:
     """Pure ASGI middleware: a per-response CSP nonce (``request.state.csp_nonce``) and the security headers.
 
-    The pages load nothing from elsewhere and run no script; their one inline stylesheet carries the nonce.
+    The pages load nothing from elsewhere; their one inline stylesheet and their one small inline script
+    (the copy buttons, ``ui_script.js``) carry the nonce, so no other script or inline handler can run.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -139,7 +142,8 @@ class SecurityHeaders:
         nonce = secrets.token_urlsafe(16)
         scope.setdefault("state", {})["csp_nonce"] = nonce
         csp = (
-            f"default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self' data:; form-action 'self'; "
+            f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data:; "
+            "form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'"
         )
 
@@ -188,9 +192,11 @@ def create_app(settings: Settings | None = None, server: Server | None = None) -
         template = "login.html" if exc.status_code == 401 else "error.html"
         return render(request, template, status=exc.status_code, error=None, message=str(exc.detail))
 
+    app.include_router(fabric_router())  # before /api/v1/findings: /findings/history is not a finding
     app.include_router(_api_router(app))
     app.include_router(_public_router(server))
     app.include_router(ui_router())
+    app.include_router(fabric_ui_router())
     return app
 
 
@@ -259,6 +265,7 @@ def _api_router(app: FastAPI) -> APIRouter:
         severity: Annotated[list[str] | None, Query(description="critical|error|warning|info; repeatable")] = None,
         device: Annotated[str | None, Query(description="host:<name>, switch:<name> or a bare name")] = None,
         state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
+        q: Annotated[str | None, Query(max_length=200, description="text in the message or key")] = None,
         cursor: str | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> FindingsPage:
@@ -268,7 +275,13 @@ def _api_router(app: FastAPI) -> APIRouter:
             raise HTTPException(422, f"unknown severity {bad[0]!r}; expected one of {', '.join(SEVERITIES)}")
         page = _paged(
             lambda: srv(request).store.findings(
-                check=check or (), severity=severity or (), device=device, state=state, cursor=cursor, limit=limit
+                check=check or (),
+                severity=severity or (),
+                device=device,
+                state=state,
+                cursor=cursor,
+                limit=limit,
+                q=q or None,
             )
         )
         return {"items": page.items, "next_cursor": page.next_cursor}
@@ -385,3 +398,5 @@ def _paged(fetch: Callable[[], Any]) -> Any:
         return fetch()
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from None
+    except TypeError:  # a cursor that decodes but holds values of the wrong type
+        raise HTTPException(400, "malformed cursor") from None

@@ -32,6 +32,7 @@ __all__ = [
     "device_files",
     "devices",
     "finding_devices",
+    "finding_events",
     "findings",
     "jobs",
     "metadata",
@@ -138,6 +139,21 @@ finding_devices = Table(
     Column("finding_key", Text, ForeignKey("findings.key", ondelete="CASCADE"), primary_key=True),
     Column("device", String(300), primary_key=True),
     Index("ix_finding_devices_device", "device"),
+)
+
+# Every transition of a finding key (opened, changed, cleared), oldest first: a key's history over snapshots,
+# which the findings table (its current occurrence only) cannot tell once a cleared key reopens.
+finding_events = Table(
+    "finding_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", Text, nullable=False),
+    Column("event", String(20), nullable=False),  # opened | changed | cleared
+    Column("at", When, nullable=False),
+    Column("snapshot_id", String(200), nullable=False),  # the snapshot (or re-check round) that made it
+    Column("severity", String(20), nullable=False),
+    Column("message", Text, nullable=False),
+    Index("ix_finding_events_key", "key", "id"),
 )
 
 tokens = Table(

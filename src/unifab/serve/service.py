@@ -25,9 +25,11 @@ from typing import Any
 
 from unifab.serve import work
 from unifab.serve.auth import READ, ROLES, NewToken, Principal, TokenCache, new_token, split_token, verify_secret
+from unifab.serve.fabric_views import FabricIndex, IndexCache
 from unifab.serve.ingest import IngestError, pack_directory, pack_part, parse_upload, unpack_part, upload_id
 from unifab.serve.live import LiveFabric, combined, current_findings, device_states
 from unifab.serve.metrics import Metrics
+from unifab.serve.render_view import RenderCache
 from unifab.serve.store import Store
 
 __all__ = ["DEFAULT_DB", "Server", "Settings", "pack_directory"]
@@ -57,6 +59,8 @@ class Server:
         self.live = LiveFabric()
         self.metrics = Metrics(self.store)
         self.tokens = TokenCache()
+        self.views = IndexCache()  # the live fabric indexed for links, jobs and topology
+        self.renders = RenderCache()
         self.replica = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claim = threading.Lock()  # this process's share of the claim (SKIP LOCKED within the process)
         # SQLite has no row locks and one writer: this process serializes its writes itself
@@ -274,6 +278,23 @@ class Server:
         principal = Principal(row["id"], row["role"], tuple(hosts) if hosts else None)
         self.tokens.put(token, principal)
         return principal
+
+    def fabric_index(self) -> FabricIndex | None:
+        """The live fabric, caught up from the store and indexed (see :mod:`unifab.serve.fabric_views`);
+        ``None`` before the first snapshot."""
+        self.catch_up()
+        with self.live.lock:
+            session = self.live.session
+            if session is None:
+                return None
+            findings = session.findings
+            key = (self.live.generation, id(session), id(findings))
+            return self.views.get(key, lambda: FabricIndex.build(key, session.fabric, list(findings)))
+
+    def bundle_parts(self) -> dict[str, dict[str, bytes]]:
+        """The current bundle's files by part (what a render diffs against)."""
+        with self.live.lock:
+            return self.live.files.parts()
 
     def can_read(self, principal: Principal) -> bool:
         return principal.role in READ

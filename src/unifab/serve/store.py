@@ -19,12 +19,36 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, text, tuple_, update
+from sqlalchemy import (
+    Engine,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    tuple_,
+    update,
+)
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.elements import ColumnElement
 
-from unifab.serve.schema import audit, device_files, devices, finding_devices, findings, snapshots, tokens, utc
+from unifab.serve.schema import (
+    audit,
+    device_files,
+    devices,
+    finding_devices,
+    finding_events,
+    findings,
+    snapshots,
+    tokens,
+    utc,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -270,7 +294,24 @@ class Store:
         reopened = [f for k, f in by_key.items() if k in known and known[k][1] is not None]
         changed = [f for k, f in by_key.items() if k in known and known[k][1] is None and known[k][0] != f.digest]
         for chunk in _chunks(gone, 500):
+            conn.execute(
+                insert(finding_events).from_select(
+                    ["key", "event", "at", "snapshot_id", "severity", "message"],
+                    select(
+                        findings.c.key,
+                        literal("cleared"),
+                        literal(now, findings.c.first_seen.type),
+                        literal(snapshot_id),
+                        findings.c.severity,
+                        findings.c.message,
+                    ).where(findings.c.key.in_(chunk)),
+                )
+            )
             conn.execute(update(findings).where(findings.c.key.in_(chunk)).values(cleared_at=now))
+        events = [_event(f, "opened", now, snapshot_id) for f in fresh + reopened]
+        events += [_event(f, "changed", now, snapshot_id) for f in changed]
+        if events:
+            conn.execute(insert(finding_events), events)
         if fresh:
             conn.execute(insert(findings), [_finding_row(f, now, snapshot_id) for f in fresh])
         changed_keys = {f.key for f in changed}
@@ -356,6 +397,7 @@ class Store:
         state: str = "open",
         cursor: str | None = None,
         limit: int = 100,
+        q: str | None = None,
     ) -> Page:
         """Findings in report order (severity, check, key), filtered; ``state``: open, cleared or all."""
         if state not in STATES:
@@ -372,6 +414,14 @@ class Store:
             conditions.append(findings.c.check.in_(checks))
         if severities:
             conditions.append(findings.c.severity.in_(severities))
+        if q:
+            needle = q.lower()
+            conditions.append(
+                or_(
+                    func.lower(findings.c.message).contains(needle, autoescape=True),
+                    func.lower(findings.c.key).contains(needle, autoescape=True),
+                )
+            )
         if device:
             names = [device] if ":" in device else [f"host:{device}", f"switch:{device}"]
             keys = select(finding_devices.c.finding_key).where(finding_devices.c.device.in_(names))
@@ -389,6 +439,32 @@ class Store:
             last = rows[limit - 1]
             next_cursor = encode_cursor([last["severity_order"], last["check"], last["key"]])
         return Page(items[:limit], next_cursor)
+
+    def finding(self, key: str) -> dict[str, Any] | None:
+        """The findings-table row of one key (its current or last occurrence) as the API's finding item."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(findings).where(findings.c.key == key)).mappings().first()
+        return None if row is None else _finding_doc(row)
+
+    def finding_history(self, key: str, *, cursor: str | None = None, limit: int = 100) -> Page:
+        """A key's transitions (opened, changed, cleared), oldest first, with the snapshot of each."""
+        query = select(finding_events).where(finding_events.c.key == key).order_by(finding_events.c.id).limit(limit + 1)
+        if cursor:
+            (after,) = decode_cursor(cursor, 1)
+            query = query.where(finding_events.c.id > int(after))
+        with self.engine.connect() as conn:
+            rows = [
+                {
+                    "id": r["id"],
+                    "event": r["event"],
+                    "at": _iso(r["at"]),
+                    "snapshot_id": r["snapshot_id"],
+                    "severity": r["severity"],
+                    "message": r["message"],
+                }
+                for r in conn.execute(query).mappings()
+            ]
+        return _page(rows, limit, lambda r: [r["id"]])
 
     def count_open(self, *, device: str) -> int:
         """Open findings about one device."""
@@ -516,6 +592,17 @@ def _finding_row(f: CurrentFinding, now: datetime, snapshot_id: str) -> dict[str
         "last_seen": now,
         "cleared_at": None,
         "snapshot_id": snapshot_id,
+    }
+
+
+def _event(f: CurrentFinding, kind: str, now: datetime, snapshot_id: str) -> dict[str, Any]:
+    return {
+        "key": f.key,
+        "event": kind,
+        "at": now,
+        "snapshot_id": snapshot_id,
+        "severity": f.severity,
+        "message": f.message,
     }
 
 

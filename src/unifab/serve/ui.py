@@ -1,4 +1,4 @@
-"""The web UI: server-rendered Jinja pages over the same store and roles as the API, no script, no build step.
+"""The web UI: server-rendered Jinja pages over the same store and roles as the API, no build step.
 
 Pages: the overview (open findings by severity and by check, devices, the last snapshot), the findings
 table (filters by check, severity, device and state; cursor pagination, so no page loads the whole fabric),
@@ -15,8 +15,10 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from unifab.api import check_catalog
+from unifab.report.text import display
 from unifab.serve.auth import READ
 from unifab.serve.routing import COOKIE, SEVERITIES, device_model, guarded
 from unifab.serve.service import Server
@@ -24,7 +26,19 @@ from unifab.serve.service import Server
 __all__ = ["render", "ui_router"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]), auto_reload=False)
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ ... }}``: device text with its control characters made visible (newlines and tabs kept for
+    the ``<pre>`` blocks of commands, evidence and diffs), then autoescaped; markup made here passes as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return display(value, keep="\n\t")
+    return value
+
+
+_env = Environment(
+    loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]), auto_reload=False, finalize=_finalize
+)
 PAGE_SIZE = 50
 
 
@@ -55,6 +69,7 @@ def ui_router() -> APIRouter:
         severity: str = "",
         device: str = "",
         state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
+        q: Annotated[str, Query(max_length=200)] = "",
         cursor: str | None = None,
     ) -> HTMLResponse:
         server = _server(request)
@@ -68,10 +83,11 @@ def ui_router() -> APIRouter:
                 state=state,
                 cursor=cursor,
                 limit=PAGE_SIZE,
+                q=q.strip() or None,
             )
-        except ValueError:
+        except (ValueError, TypeError):
             return RedirectResponse("/findings", status_code=303)  # type: ignore[return-value]
-        filters = {"check": check, "severity": severity, "device": device.strip(), "state": state}
+        filters = {"check": check, "severity": severity, "device": device.strip(), "state": state, "q": q.strip()}
         next_url = None
         if page.next_cursor:
             next_url = "/findings?" + urlencode({**{k: v for k, v in filters.items() if v}, "cursor": page.next_cursor})
@@ -105,6 +121,16 @@ def ui_router() -> APIRouter:
         detail = device_model(server, name)
         found = server.store.findings(device=name, state="open", limit=200)
         return render(request, "device.html", device=row, model=detail["model"], findings=found)
+
+    @guarded(ui, "get", "/history", READ, response_class=HTMLResponse)
+    def history_page(request: Request, key: Annotated[str, Query(max_length=4000)] = "") -> HTMLResponse:
+        """One finding key's occurrences over the snapshots (the events of /api/v1/findings/history)."""
+        store = _server(request).store
+        current = store.finding(key) if key else None
+        events = store.finding_history(key, limit=500) if key else None
+        if current is None and not (events and events.items):
+            return render(request, "error.html", status=404, message=f"no finding with key {key!r}")
+        return render(request, "history.html", key=key, current=current, events=events)
 
     @ui.get("/login", response_class=HTMLResponse)
     def login_form(request: Request) -> HTMLResponse:
