@@ -166,6 +166,9 @@ class QosSpec(_Spec):
     pfc_watchdog: WatchdogSpec | None = None
     headroom: HeadroomSpec | None = None
     nccl: NcclSpec | None = None
+    dcbx: Literal["os", "fw"] | None = None  # who owns the NICs' DCB settings (mlnx_qos -d); default "os"
+    # the fabric's congestion control; default "dcqcn" (see QosProfile.congestion_control)
+    congestion_control: Literal["dcqcn", "spectrum-x", "none"] | None = None
 
 
 class MatchSpec(_Spec):
@@ -520,6 +523,8 @@ def _profile(s: Mapping[str, Any]) -> QosProfile:
         pfcwd=watchdog,
         cable_length_m=int(_get(s, ("headroom", "cable_m", "host")) or DEFAULT_CABLE_M["host"]),
         nccl_ib_tc=(roce["dscp"] << 2) | 0b10 if tclass is None else tclass,
+        dcbx=s.get("dcbx") or "os",
+        congestion_control=s.get("congestion_control") or "dcqcn",
     )
 
 

@@ -29,10 +29,14 @@ __all__ = [
     "IP_LINK",
     "JOB_ENV_DIR",
     "JOB_FILES",
+    "KERNEL_LOG_DIR",
     "LLDPCLI",
+    "LOG_SUFFIX",
+    "LSMOD",
     "LSPCI",
     "MLNX_QOS_DIR",
     "MLX5_DEBUGFS",
+    "NCCL_LOG_DIR",
     "NCCL_TOPO",
     "NVIDIA_SMI_Q",
     "NVIDIA_SMI_TOPO",
@@ -72,6 +76,9 @@ COLLECT_MANIFEST = "collect-manifest.json"  # unifab collect: per device its OS,
 STAGING_DIR = ".unifab-staging"  # unifab collect: devices being written, renamed into place when complete
 TELEMETRY_DIR = "telemetry"  # <device>.om: OpenMetrics counter samples with timestamps (docs/health.md)
 TELEMETRY_SUFFIX = ".om"
+KERNEL_LOG_DIR = "telemetry/kernel"  # <host>.log: `journalctl -k -o short-iso` (Xid events with wall-clock times)
+NCCL_LOG_DIR = "telemetry/nccl"  # <job or rank>.log: NCCL_DEBUG=INFO|WARN output (completion errors)
+LOG_SUFFIX = ".log"
 BUNDLE_DIRS = (HOSTS, SWITCHES, PLAN_DIR, IB_DIR)  # a bundle has at least one of these
 WATCHED = (HOSTS, SWITCHES, PLAN_DIR, SCHEDULER, IB_DIR, INTENT)  # what a change to means a re-check
 
@@ -84,6 +91,7 @@ SHOW_GIDS = "cmd/show_gids.txt"
 IBV_DEVINFO = "cmd/ibv_devinfo.txt"
 RDMA_STATISTIC = "cmd/rdma-statistic.txt"
 LSPCI = "cmd/lspci-vvv.txt"
+LSMOD = "cmd/lsmod.txt"  # `lsmod` (or /proc/modules): loaded kernel modules (nvidia_peermem)
 NVIDIA_SMI_Q = "cmd/nvidia-smi-q.xml"
 NVIDIA_SMI_TOPO = "cmd/nvidia-smi-topo-m.txt"
 NCCL_TOPO = "cmd/nccl-topo.xml"

@@ -262,6 +262,11 @@ class Host:
     gpu_driver: str | None = None  # NVIDIA driver version
     cuda_version: str | None = None
     acs_enabled_bridges: tuple[str, ...] | None = None  # PCI bridges with ACS on (lspci); None: not collected
+    # ACSCtl bits that redirect or block peer-to-peer requests (ReqRedir, CmpltRedir, UpstreamFwd, EgressCtrl), by
+    # bridge BDF, for bridges with any of them on; None: lspci not collected
+    acs_redirect: dict[str, tuple[str, ...]] | None = None
+    pci_parents: dict[str, str] = field(default_factory=dict)  # PCI function BDF -> its upstream bridge (lspci)
+    kernel_modules: frozenset[str] | None = None  # loaded modules (lsmod, /proc/modules); None: not collected
 
     @property
     def id(self) -> str:
@@ -366,6 +371,10 @@ class Switch:
     platform: str | None = None
     version: str | None = None
     buffers: SwitchBuffers | None = None  # SONiC buffer model and headroom inputs
+    # SONiC's switch-wide PFC watchdog settings: PFC_WD|GLOBAL POLL_INTERVAL (ms), and whether DEVICE_METADATA|
+    # localhost default_pfcwd_status is "enable" (pfcwd start_default writes the PFC_WD rows); None: not collected
+    pfcwd_poll_ms: int | None = None
+    pfcwd_default: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,6 +434,7 @@ class Job:
     nccl_ib_tc: int | None = None
     nccl_ib_sl: int | None = None
     nccl_ib_hca: str | None = None
+    nccl_ib_gid_index: int | None = None  # NCCL_IB_GID_INDEX; None: NCCL selects the GID itself
     env_known: bool = False  # False: the scheduler did not say what environment the ranks run with
     tc_conflict: bool = False  # ranks of the job were seen with different NCCL_IB_TC values
 

@@ -67,6 +67,11 @@ class QosProfile:
     cable_length_m: int  # default cable length for headroom where no link class or per-link length applies
     nccl_ib_tc: int  # the traffic class (TOS byte) jobs set as NCCL_IB_TC
     port_cable_m: Mapping[str, int] = field(default_factory=dict)  # per-port (switch) / per-netdev (host) lengths
+    dcbx: str = "os"  # who runs the NICs' DCBX: "os" (host settings stand, mlnx_qos -d os) | "fw" (the switch's TLVs)
+    # the end-to-end congestion control the fabric runs: "dcqcn" (switch ECN marks, NIC CNPs and rate limiting),
+    # "spectrum-x" (NVIDIA Spectrum-X programmable CC on the SuperNICs: DCQCN and ECN settings are not its
+    # controls) | "none" (PFC alone)
+    congestion_control: str = "dcqcn"
 
     @property
     def roce_tclass(self) -> int:

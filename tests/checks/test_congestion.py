@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import pytest
+
 from unifab.checks.runner import run_checks
+from unifab.intent import parse_intent
 from unifab.model import Fabric, Severity
 
 FabricFactory = Callable[..., Fabric]
@@ -85,3 +88,29 @@ def test_equal_ecn_thresholds_get_a_fix_that_changes_them(make_fabric: FabricFac
         "'green_max_threshold' '1500000'",
         "sudo config save -y",
     )
+
+
+def _cc_broken(make_fabric: FabricFactory, mode: str | None) -> list[str]:
+    """Port 1 does not ECN-mark the RoCE queue and NIC 2's reaction point is off, under an intent whose
+    ``congestion_control`` is ``mode`` (no intent when None)."""
+    fabric = make_fabric(n=4)
+    queues = _queues(fabric, "Ethernet8")
+    queues[3] = replace(queues[3], ecn_enabled=False, wred_profile=None, ecn_min_bytes=None, ecn_max_bytes=None)
+    nic = fabric.hosts["gpu003"].nics["eth0"]
+    assert nic.qos is not None
+    fabric.hosts["gpu003"].nics["eth0"] = replace(nic, qos=replace(nic.qos, ecn_rp_enabled=frozenset()))
+    if mode is not None:
+        cc = f"\n  congestion_control: {mode}" if mode != "default" else ""
+        text = f"version: 1\npreset: nvidia-spectrum-x\nqos:\n  name: ROCE{cc}\n"
+        fabric.qos_intent = parse_intent(text).base_profile()
+    return sorted(f.check for f in run_checks(fabric) if f.check in ("QOS-ECN-OFF", "QOS-DCQCN-OFF"))
+
+
+@pytest.mark.parametrize("mode", [None, "default", "dcqcn"])
+def test_dcqcn_fabric_reports_ecn_and_dcqcn_off(make_fabric: FabricFactory, mode: str | None) -> None:
+    assert _cc_broken(make_fabric, mode) == ["QOS-DCQCN-OFF", "QOS-ECN-OFF"]
+
+
+@pytest.mark.parametrize("mode", ["spectrum-x", "none"])
+def test_spectrum_x_or_no_cc_does_not_flag_what_it_intends(make_fabric: FabricFactory, mode: str) -> None:
+    assert _cc_broken(make_fabric, mode) == []

@@ -437,7 +437,7 @@ def test_nic_lossless_buffer_too_small(make_fabric: FabricFactory) -> None:
     assert a["formula"].startswith("mlx5")
     assert a["xoff"] == 150_880 and a["required"] == {"size": 160_986}
     assert a["inputs"]["max_mtu"]["value"] == 9978 and "not collected" in a["inputs"]["max_mtu"]["source"]
-    assert a["buffer_owner"]["value"] is None
+    assert a["buffer_owner"]["value"] is None and a["buffer_owner"]["source"].startswith("unknown: mlnx_qos")
     assert a["buffers"] == [
         {"buffer": 1, "priorities": [3], "configured_size": 160_256, "required_size": 160_986, "shortfall_bytes": 730}
     ]
@@ -449,6 +449,19 @@ def test_nic_lossless_buffer_too_small(make_fabric: FabricFactory) -> None:
     (note,) = [c for c in fix.commands if "driver-owned" in c]
     assert note.startswith("# mlnx_qos --buffer_size / dcb buffer moves the port's receive buffers to driver-owned")
     assert fix.commands.index(note) < fix.commands.index(command)
+
+
+def test_collected_hosts_leave_the_buffer_owner_unknown(tmp_path: Path) -> None:
+    """mlnx_qos (the format the twin writes) and the sysfs/debugfs trees say nothing of who owns the receive
+    buffers: the collector leaves ``buffer_owner`` None rather than guess (unknown is not wrong)."""
+    from unifab.collect.bundle import load_bundle
+    from unifab.twin.cluster import build
+    from unifab.twin.writer import write_bundle
+
+    write_bundle(build(8), tmp_path)
+    nics = [n for h in load_bundle(tmp_path).hosts.values() for n in h.nics.values() if n.qos is not None]
+    assert nics and {n.qos.buffer_owner for n in nics if n.qos is not None} == {None}
+    assert all(n.qos is not None and n.qos.rx_buffer_sizes is not None for n in nics), "the buffers were read"
 
 
 def test_nic_driver_owned_is_an_error_without_the_mode_note(make_fabric: FabricFactory) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from unifab.checks.link import roce_active_mtu
 from unifab.checks.runner import run_checks
-from unifab.model import Fabric, Finding, QueueQos, Severity
+from unifab.model import Fabric, Finding, PfcWatchdog, QueueQos, Severity
 
 SAVE = "sudo config save -y"
 
@@ -182,6 +183,26 @@ def test_pfc_watchdog_missing(make_fabric: FabricFactory) -> None:
 def test_pfc_watchdog_on_other_priority_only(make_fabric: FabricFactory) -> None:
     [finding] = run_checks(make_fabric(port_qos={2: {"pfcwd_priorities": frozenset({4})}}))
     assert "priorities [3] unwatched" in finding.message
+
+
+def test_host_ports_whose_watchdog_only_forwards_are_one_switch_finding(make_fabric: FabricFactory) -> None:
+    forward = {"pfcwd": PfcWatchdog("forward", 200, 200)}
+    [finding] = _only(make_fabric(4, port_qos=dict.fromkeys(range(4), forward)), "QOS-PFCWD")
+    assert finding.severity is Severity.WARNING
+    assert finding.subject == {"kind": "switch", "id": "switch:leaf1", "config": "PFC_WD action forward"}
+    assert "action forward does not break a storm" in finding.message and len(finding.entities) == 4
+    [fix] = finding.fix
+    rows = [c for c in fix.commands if "'PFC_WD|Ethernet" in c]
+    assert len(rows) == 4 and all("'action' 'drop'" in c for c in rows), "each port's row is rewritten to drop"
+    assert fix.commands[-1] == SAVE
+
+
+def test_detection_below_the_switch_poll_interval_is_fixed_once(make_fabric: FabricFactory) -> None:
+    fabric = make_fabric(4)
+    fabric.switches["leaf1"] = replace(fabric.switches["leaf1"], pfcwd_poll_ms=1000)
+    [finding] = _only(fabric, "QOS-PFCWD")
+    assert finding.subject["kind"] == "switch" and "below PFC_WD|GLOBAL POLL_INTERVAL 1000 ms" in finding.message
+    assert finding.fix[0].commands == ("sonic-db-cli CONFIG_DB hset 'PFC_WD|GLOBAL' 'POLL_INTERVAL' '200'", SAVE)
 
 
 def test_global_pause_on_a_pfc_link(make_fabric: FabricFactory) -> None:

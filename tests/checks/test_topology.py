@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from unifab.checks import topology
 from unifab.checks.context import CheckContext
 from unifab.collect.bundle import load_bundle
 from unifab.collect.ib import ib_view
-from unifab.model import Endpoint, Fabric, Finding, Gpu, Host, Link, Nic, Port, Switch, link_id
+from unifab.model import Endpoint, Fabric, Finding, Gpu, Host, Link, Nic, Port, Severity, Switch, link_id
 from unifab.parse.ib import ibnetdiscover
 from unifab.parse.plan import cabling
 
@@ -151,9 +154,108 @@ def test_missing_cable() -> None:
 
 
 def test_missing_needs_both_devices_collected() -> None:
+    """h9 was not collected and leaf-r0 has no port Ethernet72: nothing tells whether the cable is there."""
     fabric = rail_fabric()
     fabric.links.append(Link(Endpoint("h9", "eth0"), Endpoint("leaf-r0", "Ethernet72"), frozenset({"plan"})))
-    assert run(fabric) == []
+    [f] = run(fabric)
+    assert (f.check, f.entities, f.severity) == ("COVERAGE", ("host:h9",), Severity.INFO)
+
+
+def _state(fabric: Fabric, end: str, state: str | None) -> None:
+    host, netdev = end.split(":")
+    nics = fabric.hosts[host].nics
+    nics[netdev] = replace(nics[netdev], port_state=state)
+
+
+def _uncollected(fabric: Fabric, *switches: str) -> Fabric:
+    for name in switches:
+        del fabric.switches[name]
+    return fabric
+
+
+def _by_check(found: list[Finding]) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for f in found:
+        out.setdefault(f.check, []).append(f)
+    return out
+
+
+def test_dark_host_port_toward_an_uncollected_leaf_is_missing() -> None:
+    fabric = _uncollected(rail_fabric(absent={Endpoint("h1", "eth2")}), "leaf-r2")
+    _state(fabric, "h1:eth2", "DOWN")
+    found = _by_check(run(fabric))
+    assert sorted(found) == ["COVERAGE", "TOPO-MISSING"]
+    [f] = found["TOPO-MISSING"]
+    assert (f.entities, f.severity) == ((lid("h1:eth2", "leaf-r2:Ethernet8"),), Severity.ERROR)
+    assert f.message.endswith(": host end h1:eth2 dark (RDMA port DOWN), far end not collected")
+    assert f.evidence["not_collected"] == ["leaf-r2"] and f.evidence["port_state"] == {"h1:eth2": "DOWN"}
+    assert [x.device for x in f.fix] == ["h1", "leaf-r2"]
+    assert f.fix[0].commands == ("ethtool eth2", "ethtool -m eth2")
+    assert "not collected" in f.fix[1].commands[0]  # no command guessed for a switch of unknown OS
+
+
+def test_dark_host_port_is_missing_even_when_no_device_reports_lldp() -> None:
+    fabric = rail_fabric(hosts=1, rails=1, absent={Endpoint("h0", "eth0")})
+    assert run(fabric) == []  # nothing reports LLDP: nothing known to be absent
+    _state(fabric, "h0:eth0", "DOWN")
+    [f] = run(fabric)
+    assert f.check == "TOPO-MISSING"
+    assert f.message.endswith("host end h0:eth0 dark (RDMA port DOWN), far end reports no LLDP")
+
+
+def test_missing_cable_says_when_the_host_end_is_dark() -> None:
+    fabric = rail_fabric(absent={Endpoint("h1", "eth2")})
+    _state(fabric, "h1:eth2", "DOWN")
+    [f] = run(fabric)
+    assert f.message == (
+        "planned cable h1:eth2 -- leaf-r2:Ethernet8 is not seen by LLDP on either end; host end h1:eth2 dark "
+        "(RDMA port DOWN)"
+    )
+    assert [x.device for x in f.fix] == ["h1", "leaf-r2"]
+
+
+@pytest.mark.parametrize(("state", "said"), [("ACTIVE", "RDMA port ACTIVE"), (None, "port state not collected")])
+def test_up_host_port_without_lldp_toward_an_uncollected_leaf_is_unverified(state: str | None, said: str) -> None:
+    fabric = _uncollected(rail_fabric(absent={Endpoint("h1", "eth2")}), "leaf-r2")
+    _state(fabric, "h1:eth2", state)
+    found = _by_check(run(fabric))
+    assert sorted(found) == ["COVERAGE", "TOPO-UNVERIFIED"]
+    [f] = found["TOPO-UNVERIFIED"]
+    assert (f.entities, f.severity) == ((lid("h1:eth2", "leaf-r2:Ethernet8"),), Severity.WARNING)
+    assert f"host end h1:eth2 up ({said}) with no LLDP neighbour" in f.message
+    assert f.message.endswith("far end leaf-r2 not collected")
+    assert [x.device for x in f.fix] == ["h1", "leaf-r2"]
+    assert f.fix[0].commands[:2] == ("lldpcli show neighbors ports eth2 details", "lldpcli show statistics ports eth2")
+    assert "firmware" in f.impact["summary"]
+
+
+def test_host_that_reports_no_lldp_at_all_leaves_only_coverage() -> None:
+    """No neighbour on any port of h0: LLDP was not collected there, which says nothing about one cable."""
+    fabric = _uncollected(
+        rail_fabric(hosts=1, rails=2, absent={Endpoint("h0", "eth0"), Endpoint("h0", "eth1")}), "leaf-r1"
+    )
+    [f] = run(fabric)
+    assert (f.check, f.entities) == ("COVERAGE", ("switch:leaf-r1",))
+
+
+def test_cables_the_host_lldp_sees_are_verified_without_their_leaf() -> None:
+    fabric = _uncollected(rail_fabric(), "leaf-r2")
+    [f] = run(fabric)
+    assert f.check == "COVERAGE" and f.evidence["b"]["confirmed_by_other_end"] == 4
+
+
+def test_silent_switch_port_toward_an_uncollected_host_is_unverified() -> None:
+    fabric = rail_fabric()
+    fabric.switches["leaf-r0"].ports["Ethernet72"] = Port("leaf-r0", "Ethernet72", 9100, 400_000, "up", None)
+    fabric.links.append(Link(Endpoint("h9", "eth0"), Endpoint("leaf-r0", "Ethernet72"), frozenset({"plan"})))
+    found = _by_check(run(fabric))
+    [f] = found["TOPO-UNVERIFIED"]
+    assert "switch end leaf-r0:Ethernet72 up" in f.message and f.message.endswith("far end h9 not collected")
+    assert [x.device for x in f.fix] == ["leaf-r0", "h9"]
+    assert f.fix[0].commands == ("show lldp neighbors Ethernet72",)
+    assert "unifab agent collect" in f.fix[1].commands[0]
+    [cov] = found["COVERAGE"]
+    assert cov.subject == {"kind": "host", "id": "host:h9"}
 
 
 def test_unexpected_cable_only_with_a_plan() -> None:

@@ -161,3 +161,42 @@ def test_hca_unset_or_unknown_environment_is_not_judged() -> None:
 
 def test_hca_skips_hosts_without_rail_knowledge() -> None:
     assert _hca(_fabric(cabled=False), "=mlx5_0") == []
+
+
+# --- rails from the plan and LLDP, not only from collected leaves -------------------------------------------
+
+
+def _without_leaf(fabric: Fabric, leaf: str, lldp: bool = True) -> Fabric:
+    """``leaf`` not collected; without ``lldp`` only the plan names its cables."""
+    del fabric.switches[leaf]
+    if not lldp:
+        fabric.links = [
+            Link(lk.a, lk.b, frozenset({"plan"})) if leaf in (lk.a.node, lk.b.node) else lk for lk in fabric.links
+        ]
+    return fabric
+
+
+@pytest.mark.parametrize("lldp", [True, False])
+def test_hca_does_not_accuse_the_nics_of_an_uncollected_leaf(lldp: bool) -> None:
+    fabric = _without_leaf(_fabric(), "leaf-r2", lldp=lldp)
+    assert _hca(fabric, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1") == []
+    [f] = _hca(fabric, "=mlx5_0,mlx5_1,mlx5_3")
+    assert f.evidence["b"]["left_out"] == {"mlx5_2": ["h0", "h1"]} and not f.evidence["b"]["non_rail_included"]
+    assert f.fix[0].commands == ("export NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1",)
+
+
+def test_hca_does_not_judge_a_nic_no_cable_names_and_its_fix_keeps_it() -> None:
+    fabric = _fabric()
+    for name, host in fabric.hosts.items():
+        host.nics["eth9"] = Nic(name, "eth9", "mlx5_9", 9000, None)  # no plan, no LLDP: unknown
+    [f] = _hca(fabric, "mlx5")
+    assert f.evidence["b"]["non_rail_included"] == {"mlx5_bond_0": ["h0", "h1"]}
+    assert f.evidence["b"]["not_judged"] == {"mlx5_9": ["h0", "h1"]}
+    assert "mlx5_9" not in f.message
+    assert f.fix[0].commands == ("export NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_9:1",)
+
+
+def test_affinity_knows_the_rail_nics_of_an_uncollected_leaf() -> None:
+    fabric = _without_leaf(_fabric({1: ("mlx5_0", "PXB")}, hosts=1), "leaf-r1", lldp=False)
+    [f] = _affinity(fabric)
+    assert "rail NIC mlx5_1 idles" in f.message

@@ -103,3 +103,18 @@ def test_a_cnp_queue_on_dwrr_on_every_uplink_is_one_finding(clean: Path, tmp_pat
     [finding] = _broken(clean, tmp_path, dwrr)
     assert finding.check == "QOS-CNP" and finding.subject["kind"] == "switch"
     assert "not strict" in finding.message and list(finding.entities) == _spine_links(clean)
+
+
+def test_uplinks_whose_watchdog_only_alerts_are_one_finding_with_every_ports_fix(clean: Path, tmp_path: Path) -> None:
+    def alert(db: dict[str, Any]) -> None:
+        for key, row in db["PFC_WD"].items():
+            if key != "GLOBAL":
+                row["action"] = "alert"
+
+    [finding] = _broken(clean, tmp_path, alert)
+    assert finding.check == "QOS-PFCWD" and finding.subject["kind"] == "switch"
+    assert "action alert does not break a storm" in finding.message
+    assert list(finding.entities) == _spine_links(clean)
+    commands = finding.fix[0].commands
+    assert all(any(f"PFC_WD|{p}" in c and "'action' 'drop'" in c for c in commands) for p in finding.evidence["ports"])
+    assert "not broken" in finding.evidence["b"]["pfcwd"]["action_effect"]

@@ -65,11 +65,15 @@ def test_check_json_and_exit_codes(twin_bundle: Path) -> None:
     assert found == {(m["check"], e) for m in truth["misconfigurations"] for e in m["entities"]}
     for finding in doc["findings"]:
         assert set(finding) >= {"check", "severity", "subject", "message", "evidence", "fix", "impact"}
-        assert {"a", "b"} <= set(finding["evidence"]), "evidence from both ends"
+        if finding["subject"]["kind"] in ("link", "switch"):
+            assert {"a", "b"} <= set(finding["evidence"]), "evidence from both ends"
+        else:  # a host's own fact (PCIe, GIDs, modules): one side
+            assert "a" in finding["evidence"], "evidence of the host"
         assert finding["fix"] and all(fx["device"] and fx["commands"] for fx in finding["fix"])
     kinds = {f["subject"]["kind"] for f in doc["findings"]}
-    # a lossy DSCP map is one finding about its switch, a GPU seated away from its NIC one about its host
-    assert kinds == {"link", "switch", "job", "host"}
+    # a lossy DSCP map is one finding about its switch, a GPU seated away from its NIC one about its host,
+    # a downgraded PCIe link one about its NIC or GPU
+    assert kinds == {"link", "switch", "job", "host", "nic", "gpu"}
     assert doc["summary"]["findings"] == len(doc["findings"])
     never = runner.invoke(app, ["check", str(twin_bundle), "--format", "json", "--fail-on", "never"])
     assert never.exit_code == 0

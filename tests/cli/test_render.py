@@ -167,8 +167,10 @@ def test_preview_only_and_the_table_lists_only_devices_that_change(tmp_path: Pat
     )
     assert result.exit_code == 0, result.output
     assert (preview / "hosts").is_dir()
-    changed = {
-        m["entities"][0].split(":")[1] for m in json.loads((bundle / "truth.json").read_text())["misconfigurations"]
+    changed = {  # both ends of each broken link: pfc-mismatch breaks the NIC or the switch port
+        end.split(":")[0]
+        for m in json.loads((bundle / "truth.json").read_text())["misconfigurations"]
+        for end in m["entities"][0].removeprefix("link:").split("--")
     }
     rows = [ln for ln in result.stdout.splitlines() if ln.startswith("│") and "changed lines" not in ln]
     listed = {cell.strip() for ln in rows for cell in ln.split("│")[2:3]}

@@ -49,7 +49,8 @@ def test_json_groups_by_kind_and_matches_truth(faulty: tuple[Path, list[Truth]])
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     checks = [f["check"] for f in doc["findings"]]
-    assert checks == sorted(checks, key=["TOPO-MISSING", "TOPO-MISWIRED", "TOPO-RAIL"].index)
+    order = ["TOPO-MISSING", "TOPO-UNVERIFIED", "TOPO-MISWIRED", "TOPO-RAIL", "COVERAGE"]  # catalog order
+    assert checks == sorted(checks, key=order.index)
     assert {(f["check"], tuple(f["entities"])) for f in doc["findings"]} == {
         (t["check"], tuple(t["entities"])) for t in truth
     }

@@ -23,8 +23,9 @@ def test_twin_bundle_reads_without_input_findings(twin_bundle: Path) -> None:
     overrides = {n.qos.traffic_class for h in fabric.hosts.values() for n in h.nics.values() if n.qos}
     assert overrides <= {None, 96, 106} and 106 in overrides
     assert set(fabric.jobs) == {"job:slurm:1001", "job:slurm:1002"}
-    # 8 leaves (one per rail) + 8 spines; host links seen by LLDP and in the plan merge into one
-    assert len(fabric.switches) == 16
+    # 8 leaves (one per rail) + 8 spines, less the leaf the leaf-uncollected scenario leaves out; host links seen
+    # by LLDP and in the plan merge into one
+    assert len(fabric.switches) == 15
     host_links = [lk for lk in fabric.links if lk.a.node in fabric.hosts]
     assert sum("plan" in lk.sources for lk in host_links) == 128
     # the cabling scenarios (miswire, rail-swap, missing-cable) leave a few cables seen by one view only
@@ -59,7 +60,7 @@ def test_garbled_mlnx_qos_becomes_a_finding_with_line(damaged: Path) -> None:
     # everything else is still there
     assert fabric.hosts["gpu002"].nics["eth3"].qos is None
     assert fabric.hosts["gpu002"].nics["eth2"].qos is not None
-    assert len(fabric.switches) == 16
+    assert len(fabric.switches) == 15  # 16 less the leaf-uncollected scenario's leaf
 
 
 def test_binary_and_broken_json_files(damaged: Path) -> None:
@@ -70,7 +71,7 @@ def test_binary_and_broken_json_files(damaged: Path) -> None:
     assert set(by_path) == {"hosts/gpu003/cmd/lldpcli.json", "switches/leaf-su1-r2/sonic/config_db.json"}
     assert "UTF-8" in by_path["hosts/gpu003/cmd/lldpcli.json"].message
     assert "leaf-su1-r2" not in fabric.switches
-    assert len(fabric.switches) == 15
+    assert len(fabric.switches) == 14  # and the leaf-uncollected scenario's leaf
 
 
 def test_missing_switch_config_and_nic_output(damaged: Path) -> None:

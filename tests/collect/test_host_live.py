@@ -208,6 +208,31 @@ def test_recollecting_replaces_the_host_directory(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["hosts"]
 
 
+def test_a_failed_recollect_keeps_the_old_data_marked_stale(tmp_path: Path) -> None:
+    """The agent's collect dies midway (here the runner's pipe hits a full disk): the host's previous files stay,
+    its collect.json records the failed attempt, and the reader reports INPUT-STALE for that host until a
+    collect succeeds again. A disk error is exit 2 with its reason, not a traceback."""
+    import errno
+
+    root = tmp_path / "root"
+    (root / "sys").mkdir(parents=True)
+    runner = StubRunner({"uname": CommandResult(0, b"6.1.0\n")})
+    collect_host(tmp_path / "b", root=root, run=runner, hostname="h")
+
+    def full_disk(argv: Sequence[str], timeout: float) -> CommandResult:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(UsageError, match=r"cannot collect h into .*No space left on device"):
+        collect_host(tmp_path / "b", root=root, run=full_disk, hostname="h")
+    assert (tmp_path / "b/hosts/h/cmd/uname-r.txt").read_text() == "6.1.0\n"
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["hosts"], "no staging directory left"
+    [stale] = [f for f in load_bundle(tmp_path / "b").input_findings if f.check == "INPUT-STALE"]
+    assert stale.subject["kind"] == "host" and stale.subject["device"] == "h"
+    assert "No space left on device" in stale.message and list(stale.entities) == ["host:h"]
+    collect_host(tmp_path / "b", root=root, run=runner, hostname="h")
+    assert not [f for f in load_bundle(tmp_path / "b").input_findings if f.check == "INPUT-STALE"]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from unifab.health.detect import FEC, LINK_FLAP, LOSSLESS_DROPS, PFC_STORM, Symptom
+from unifab.health.detect import (
+    ECN_ABSENT,
+    FEC,
+    GPU_XID,
+    LINK_FLAP,
+    LOSSLESS_DROPS,
+    NCCL_ERROR,
+    NODE_DOWN,
+    OPTICS,
+    PFC_STORM,
+    SWITCH_DOWN,
+    Symptom,
+)
 from unifab.health.localize import localize
 from unifab.model import Endpoint, Fabric, Finding, Severity
 
@@ -111,3 +123,90 @@ def test_hostile_node_names_never_reach_a_command_unquoted(fabric: Fabric) -> No
     )
     [drain] = incident.actions
     assert drain.commands == ("# 'gpu001;rm -rf /' is not a valid node name: drain it by hand",)
+
+
+def down(detector: str, entity: str, node: str, port: str = "", start: float = 300.0) -> Symptom:
+    return Symptom(detector, entity, Endpoint(node, port), "series", start, start + 600, 0, 0, 0.0)
+
+
+def test_a_silent_host_is_the_host_with_the_link_downs_its_leaves_see(fabric: Fabric) -> None:
+    symptoms = [
+        down(NODE_DOWN, "host:gpu001", "gpu001"),
+        down(SWITCH_DOWN, "port:leaf0:Ethernet0", "leaf0", "Ethernet0", 330),
+        down(SWITCH_DOWN, "port:leaf1:Ethernet0", "leaf1", "Ethernet0", 330),
+    ]
+    [incident] = localize(fabric, symptoms)
+    assert (incident.kind, incident.root, len(incident.symptoms)) == ("host", "host:gpu001", 3)
+    assert incident.start == 300 and incident.jobs == ("job:slurm:7",)
+    assert [a.kind for a in incident.actions] == ["drain", "advice"] and "BMC" in incident.actions[1].commands[0]
+
+
+def test_a_silent_leaf_is_the_switch_and_takes_its_far_ends(fabric: Fabric) -> None:
+    symptoms = [
+        down(SWITCH_DOWN, "switch:leaf0", "leaf0"),
+        down(NODE_DOWN, "nic:gpu001:mlx5_0", "gpu001", "eth0"),
+        down(NODE_DOWN, "nic:gpu002:mlx5_0", "gpu002", "eth0"),
+        down(SWITCH_DOWN, "port:spine1:Ethernet1/1", "spine1", "Ethernet1/1"),
+    ]
+    [incident] = localize(fabric, symptoms)
+    assert (incident.kind, incident.root, len(incident.symptoms)) == ("switch", "switch:leaf0", 4)
+    assert incident.hosts == ("gpu001", "gpu002")
+
+
+def test_every_link_of_a_leaf_down_at_once_is_the_switch(fabric: Fabric) -> None:
+    ports = ("Ethernet0", "Ethernet8", "Ethernet64")
+    symptoms = [down(SWITCH_DOWN, f"port:leaf1:{p}", "leaf1", p) for p in ports]
+    assert roots(fabric, symptoms) == [("switch", "switch:leaf1")]
+
+
+def test_a_dead_nic_is_the_nic_and_a_lone_port_down_is_the_link(fabric: Fabric) -> None:
+    symptoms = [
+        down(NODE_DOWN, "nic:gpu002:mlx5_1", "gpu002", "eth1"),
+        down(SWITCH_DOWN, "port:leaf1:Ethernet8", "leaf1", "Ethernet8"),
+        down(SWITCH_DOWN, "port:leaf0:Ethernet0", "leaf0", "Ethernet0", 900),
+    ]
+    assert roots(fabric, symptoms) == [("nic", "nic:gpu002:mlx5_1"), ("link", "link:gpu001:eth0--leaf0:Ethernet0")]
+
+
+def optic(node: str, port: str, level: float = 2.0) -> Symptom:
+    note = ("lane 1 rx power 0.02 mW below the module's low alarm level 0.05 mW",)
+    return Symptom(OPTICS, f"optic:{node}:{port}", Endpoint(node, port), "dom alarm", 3000, 3000, 1, 1, level, 0, note)
+
+
+def test_a_dom_alarm_with_errors_at_the_same_end_is_its_optic_with_more_confidence(fabric: Fabric) -> None:
+    [both] = localize(fabric, [optic("gpu002", "eth1"), sym(FEC, "gpu002", "eth1", 100)])
+    assert (both.kind, both.root, both.start, both.confidence) == ("optic", "optic:gpu002:eth1", 100, 0.9)
+    assert "rx power" in both.summary and both.actions[-1].kind == "replace"
+    [alone] = localize(fabric, [optic("gpu002", "eth1")])
+    assert alone.root == "optic:gpu002:eth1" and alone.confidence == 0.8
+    [warning] = localize(fabric, [optic("gpu002", "eth1", 1.0)])
+    assert warning.confidence < alone.confidence
+
+
+def test_ecn_absent_is_the_nic_and_a_config_finding_explains_it(fabric: Fabric) -> None:
+    finding = Finding(
+        "QOS-ECN-OFF", Severity.ERROR, {"kind": "link"}, "no ECN", entities=("link:gpu001:eth1--leaf1:Ethernet0",)
+    )
+    [incident] = localize(fabric, [sym(ECN_ABSENT, "gpu001", "eth1")], [finding])
+    assert (incident.kind, incident.root, incident.confidence) == ("nic", "nic:gpu001:mlx5_1", 0.8)
+    assert "congestion control" in incident.summary and incident.findings == (finding,)
+
+
+def test_a_gpu_xid_is_the_gpu_with_the_vendors_action(fabric: Fabric) -> None:
+    note = "Xid 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS: GPU has fallen off the bus; vendor action: reboot"
+    s = Symptom(GPU_XID, "gpu:gpu001:3", Endpoint("gpu001", "gpu3"), "xid 79", 50, 50, 1, 1, 0.0, 0, (note,))
+    [incident] = localize(fabric, [s])
+    assert (incident.kind, incident.root, incident.jobs) == ("gpu", "gpu:gpu001:3", ("job:slurm:7",))
+    assert [a.kind for a in incident.actions] == ["drain", "advice"] and "reboot" in incident.actions[1].commands[0]
+
+
+def nccl(node: str, port: str, link: str) -> Symptom:
+    return Symptom(NCCL_ERROR, link, Endpoint(node, port), "status=12", 700, 900, 6, 3, 0.0, 0, ("3 peers",))
+
+
+def test_nccl_errors_join_the_incident_on_their_link_or_make_one(fabric: Fabric) -> None:
+    link = "link:gpu001:eth0--leaf0:Ethernet0"
+    [joined] = localize(fabric, [sym(FEC, "leaf0", "Ethernet0", 100), nccl("gpu001", "eth0", link)])
+    assert joined.root == "optic:leaf0:Ethernet0" and len(joined.symptoms) == 2 and joined.confidence > 0.75
+    [alone] = localize(fabric, [nccl("gpu001", "eth0", link)])
+    assert (alone.kind, alone.root, alone.jobs) == ("link", link, ("job:slurm:7",)) and alone.not_explained

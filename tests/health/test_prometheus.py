@@ -47,7 +47,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("prom") / "b"
-    generate(out, 64, 11, su_hosts=4, faults=4)
+    generate(out, 64, 11, su_hosts=4, faults=6)  # up to a dead leaf and a dead host: series that stop
     return out
 
 
@@ -96,6 +96,7 @@ def test_prometheus_gives_the_same_incidents_as_the_bundle(twin: Path, prometheu
     assert len(remote) == len(local) and remote.problems == []
     mine, theirs = run_health(fabric, local), run_health(fabric, remote)
     assert theirs.incidents and theirs.gaps == mine.gaps
+    assert {"switch", "host"} <= {i.kind for i in theirs.incidents}  # a dead leaf and hosts, seen as stopped series
     summary = [(i.root, i.start, tuple((s.detector, s.entity, s.start) for s in i.symptoms)) for i in mine.incidents]
     assert [
         (i.root, i.start, tuple((s.detector, s.entity, s.start) for s in i.symptoms)) for i in theirs.incidents

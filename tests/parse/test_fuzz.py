@@ -116,6 +116,12 @@ SEEDS: dict[str, tuple[str, ...]] = {
 INLINE_SEEDS: dict[str, tuple[str, ...]] = {
     "sysfs-ecn": ("roce_np/enable/3: 1\nroce_rp/enable/3: 1\nroce_np/cnp_dscp: 48\n",),
     "traffic-class": ("Global tclass=106\ndst_ip=10.0.0.0/8,tclass=96\n",),
+    # kmod lsmod and /proc/modules line formats (no capture in the corpus)
+    "lsmod": (
+        "Module                  Size  Used by\nnvidia_peermem         16384  0\n"
+        "nvidia              56692736  3 nvidia_uvm,nvidia_peermem,nvidia_modeset\n",
+        "nvidia_peermem 16384 0 - Live 0x0000000000000000 (POE)\n",
+    ),
     "cabling-csv": ("a_node,a_port,z_node,z_port,cable_m\ngpu001,eth0,leaf-su1-r0,Ethernet0,3\n",),
     # PTM: the topology.dot and ptmctl parts of vendor-docs/ptmctl_d_and_topology_dot.txt, verbatim.
     "topology-dot": (
@@ -203,6 +209,7 @@ LINE_ALWAYS = frozenset(
         "ethtool-m",
         "ip-link",
         "ip-monitor",
+        "lsmod",
         "lldpcli-xml",
         "lspci",
         "nccl-debug",

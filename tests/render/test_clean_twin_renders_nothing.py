@@ -21,6 +21,7 @@ from unifab.fabric_plan import DevicePlan, plan, write_tree
 from unifab.intent import load_intent
 from unifab.twin.cluster import SPINE_CABLE_M, TwinPort, TwinSwitch, port_name
 from unifab.twin.generate import generate
+from unifab.twin.host_scenarios import HOST_SCENARIOS
 from unifab.twin.scenarios import SCENARIOS
 from unifab.twin.switch_files import config_db
 from unifab.twin.switch_files_eos import running_config
@@ -28,9 +29,13 @@ from unifab.twin.switch_files_nvue import config_yaml
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
 runner = CliRunner()
-# QoS and uplink scenarios: what a render can fix (topology scenarios are cabling, not configuration)
-CONFIG_SCENARIOS = tuple(n for n in SCENARIOS if n not in TOPOLOGY_SCENARIOS and n not in NCCL_AND_LINK_SCENARIOS)
-NOT_RENDERED = {"LINK-SPEED", "LINK-FEC"}  # the port's own settings, not the QoS intent's
+# QoS and uplink scenarios: what a render can fix (topology scenarios are cabling, not configuration; host
+# scenarios are the host's hardware, kernel and addressing, which the QoS intent does not render — but ETS)
+NOT_CONFIG = {*TOPOLOGY_SCENARIOS, *NCCL_AND_LINK_SCENARIOS, *(set(HOST_SCENARIOS) - {"ets-roce"})}
+CONFIG_SCENARIOS = tuple(n for n in SCENARIOS if n not in NOT_CONFIG)
+# the port's own settings, not the QoS intent's; and the RoCE active MTU, which the NIC derives from the netdev
+# MTU the render fixes (the preview bundle keeps the ibv_devinfo recorded before it)
+NOT_RENDERED = {"LINK-SPEED", "LINK-FEC", "HOST-ROCE-MTU"}
 _NODE = re.compile(r"^(?:link|nic|gpu|port):")
 
 

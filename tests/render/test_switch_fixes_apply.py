@@ -32,13 +32,17 @@ SCENARIOS = (
     "pfcwd-off",
     "mtu-mismatch",
     "dscp-lossy",
+    "spine-dscp-lossy",
     "ecn-thresh",
     "pfc-lossy",
     "uplink-mtu",
     "uplink-ecn",
     "uplink-pfc",
+    "uplink-trust",
+    "uplink-cnp",
+    "uplink-pfcwd",
 )
-SEED = 10  # every per-link scenario breaks the switch end on this seed (pfc-mismatch, trust, cable, MTU)
+SEED = 13  # every per-link scenario breaks the switch end on this seed (pfc-mismatch, trust, cable, MTU)
 
 
 # --- NVUE: a staged revision, applied by `nv config apply` ---------------------------------------------

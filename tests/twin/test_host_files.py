@@ -54,6 +54,7 @@ def _kind(rel: str) -> str:
         (r"sys/kernel/config/rdma_cm/[^/]+/ports/1/default_roce_(tos|mode)", "roce-tos"),
         # written by host_pci_files and host_nic_vendor_files (tests/twin/test_host_pci_files.py)
         (r"cmd/lspci-vvv\.txt", "lspci"),
+        (r"cmd/lsmod\.txt", "lsmod"),
         (r"cmd/nvidia-smi-q\.xml", "nvidia-smi-q"),
         (r"cmd/rdma-statistic\.txt", "rdma-statistic"),
         (r"cmd/bnxt-qos/[^/]+\.txt", "bnxt-qos"),
@@ -75,8 +76,25 @@ def test_every_host_file_parses_and_agrees(twin_bundle: Path) -> None:
             hosts.setdefault(m["host"], {}).setdefault(kind, {})[m["rel"]] = path.read_text()
     assert len(hosts) == 16
     off_switch, slow = _placed_and_slowed(twin_bundle)
+    changed = _nic_changes(twin_bundle)
     for host, files in hosts.items():
-        _check_host(host, files, off_switch.get(host, set()), slow.get(host, set()))
+        _check_host(host, files, off_switch.get(host, set()), slow.get(host, set()), changed.get(host, {}))
+
+
+def _nic_changes(bundle: Path) -> dict[str, dict[str, set[str]]]:
+    """From the truth: host -> host scenario (gid-index, roce-mtu) -> the RDMA devices it changed; and host ->
+    "dark" / "silent" -> the netdevs a cabling scenario left without link (missing-cable, host-port-down) or
+    without LLDP (host-no-lldp)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for m in json.loads((bundle / "truth.json").read_text())["misconfigurations"]:
+        if m["scenario"] in ("gid-index", "roce-mtu"):
+            host, dev = m["entities"][0].removeprefix("nic:").split(":")
+            out.setdefault(host, {}).setdefault(m["scenario"], set()).add(dev)
+        elif m["scenario"] in ("missing-cable", "host-port-down", "host-no-lldp") and m["check"] != "COVERAGE":
+            host, netdev = m["subject"]["a"].split(":")
+            kind = "silent" if m["scenario"] == "host-no-lldp" else "dark"
+            out.setdefault(host, {}).setdefault(kind, set()).add(netdev)
+    return out
 
 
 def _placed_and_slowed(bundle: Path) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
@@ -100,7 +118,13 @@ def _one(files: dict[str, dict[str, str]], kind: str) -> tuple[str, str]:
     return rel, text
 
 
-def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int], slow: set[int]) -> None:
+def _check_host(
+    host: str,
+    files: dict[str, dict[str, str]],
+    off_switch: set[int],
+    slow: set[int],
+    changed: dict[str, set[str]],
+) -> None:
     src = f"hosts/{host}"
     rows = ibdev2netdev.parse(_one(files, "ibdev2netdev")[1], src)
     netdev_of = {r.rdma_dev: r.netdev for r in rows}
@@ -113,17 +137,26 @@ def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int
         rel.split("/")[2].removesuffix(".txt"): set(mlnx_qos.parse(text, rel).pfc_enabled)
         for rel, text in files["mlnx_qos"].items()
     }
-    assert len(lldpcli.parse_json0(_one(files, "lldpcli")[1], src)) in (7, 8)  # missing-cable: one port short
-    # show_gids: four GIDs per device, RoCE v2 at index 3 with the IPv4 address, the right netdev
+    dark = changed.get("dark", set())
+    short = dark | changed.get("silent", set())  # ports without link or without LLDP have no neighbour
+    assert len(lldpcli.parse_json0(_one(files, "lldpcli")[1], src)) == 8 - len(short)
+    # show_gids: four GIDs per device, RoCE v2 at index 3 with the IPv4 address, the right netdev; a device the
+    # gid-index scenario took the IPv4 address from has only its two link-local GIDs
     gids = show_gids.parse(_one(files, "show_gids")[1], src)
-    assert len(gids) == 32 and all(g.netdev == netdev_of[g.dev] for g in gids)
+    no_ipv4 = changed.get("gid-index", set())
+    assert len(gids) == 32 - 2 * len(no_ipv4) and all(g.netdev == netdev_of[g.dev] for g in gids)
     assert {(g.index, g.version) for g in gids if g.ipv4} == {(2, "v1"), (3, "v2")}
+    assert {g.dev for g in gids if g.ipv4} == set(netdev_of) - no_ipv4
     # ibv_devinfo: RoCE on Ethernet, the path MTU follows each netdev MTU
     devices = ibv_devinfo.parse(_one(files, "ibv_devinfo")[1], src)
     assert [d.hca_id for d in devices] == sorted(netdev_of, key=lambda d: int(d.split("_")[1]))
     for d in devices:
         [port] = d.ports
-        assert (port.link_layer, port.state) == ("Ethernet", "PORT_ACTIVE")
+        state = "PORT_DOWN" if netdev_of[d.hca_id] in dark else "PORT_ACTIVE"
+        assert (port.link_layer, port.state) == ("Ethernet", state)
+        if d.hca_id in changed.get("roce-mtu", set()):  # the roce-mtu scenario's stuck RoCE MTU
+            assert port.active_mtu == 1024 < hardware.active_mtu(mtu[netdev_of[d.hca_id]])
+            continue
         assert port.active_mtu == hardware.active_mtu(mtu[netdev_of[d.hca_id]])
         assert port.active_mtu == (4096 if mtu[netdev_of[d.hca_id]] == 9000 else 1024)
     # ethtool -S: pause counters exactly on the PFC priorities
@@ -145,7 +178,8 @@ def _check_host(host: str, files: dict[str, dict[str, str]], off_switch: set[int
         [device] = hw_counters.parse_tree(tree, f"{src}/sys/class/infiniband/{dev}").devices
         [port] = device.ports
         want = (200.0, "2X") if int(netdev_of[dev].removeprefix("eth")) in slow else (400.0, "4X")
-        assert (port.state, port.rate_gbps, port.width, port.speed) == ("ACTIVE", *want, "NDR")
+        state = "DOWN" if netdev_of[dev] in dark else "ACTIVE"
+        assert (port.state, port.rate_gbps, port.width, port.speed) == (state, *want, "NDR")
         assert port.link_layer == "Ethernet" and set(port.hw_counters) == set(hardware.HW_COUNTERS)
     # rdma_cm: RoCE v2, TOS 106 (DSCP 26)
     cm: dict[str, dict[str, str]] = {}

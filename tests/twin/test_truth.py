@@ -37,6 +37,9 @@ def test_every_injection_found_and_nothing_else(tmp_path: Path, gpus: int, seed:
     findings = run_checks(load_bundle(tmp_path / "b"))
     found = {(f.check, entity) for f in findings for entity in f.entities}
     assert found == _expected(truth)
+    # a leaf taken out of the bundle never makes its NICs "non-rail" (the twin's hosts have no frontend NIC)
+    assert not [f for f in findings if f.check == "TOPO-NCCL-HCA" and f.evidence["b"]["non_rail_included"]]
+    assert {"COVERAGE", "TOPO-UNVERIFIED"} <= {m["check"] for m in truth["misconfigurations"]}
 
 
 def _sides(side: str) -> tuple[str, ...]:

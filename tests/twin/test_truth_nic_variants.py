@@ -31,6 +31,8 @@ def _expected_skips(vendor: str, driver: str, switch_os: str) -> set[str]:
         skips.add("tc-override")  # the traffic_class override is MLNX_OFED sysfs
     if (vendor, driver) == ("mlx5", "upstream"):
         skips.add("dcqcn-off")  # upstream cc_params has no per-priority enable
+    if vendor == "bnxt":
+        skips.add("dcbx-fw")  # niccli getqos prints no DCBX mode (mlnx_qos "DCBX mode:" only)
     if (vendor, switch_os) == ("bnxt", "eos"):
         skips.add("cable-len")  # neither Thor nor EOS has a cable-length setting
     if switch_os in ("eos", "nvue"):

@@ -3,6 +3,11 @@
 DCQCN needs three things: the switch marks ECN on the RoCE queue (QOS-ECN-OFF, QOS-ECN-THRESH), the
 receiving NIC turns marks into CNPs and the sending NIC slows down on them (QOS-DCQCN-OFF), and CNPs
 cross the fabric quickly, in a strict-priority queue that PFC does not pause (QOS-CNP).
+
+That is the intent's ``congestion_control: dcqcn`` (the default). A fabric whose intent says ``spectrum-x``
+(NVIDIA Spectrum-X programmable congestion control on the SuperNICs) or ``none`` (PFC alone) does not rely on
+switch ECN marks and NIC DCQCN, so QOS-ECN-OFF and QOS-DCQCN-OFF do not report them there; the ECN rules that
+guard a configured profile (thresholds, colours, WRED drops on lossless queues) and QOS-CNP still apply.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = [
     "check_ecn_off",
     "check_ecn_thresh",
     "check_wred_green_drop",
+    "congestion_control",
 ]
 
 NO_CC = (
@@ -36,6 +42,13 @@ NO_CC = (
 
 
 NVIDIA_ECN = (150_000, 1_500_000)  # NVIDIA's RoCE default (NVUE RoCE mode, bytes)
+DCQCN = "dcqcn"
+
+
+def congestion_control(ctx: CheckContext) -> str:
+    """The congestion control the intent says the fabric runs; DCQCN without an intent (the RoCE default)."""
+    intent = ctx.fabric.qos_intent
+    return intent.congestion_control if intent is not None else DCQCN
 
 
 def _queue_evidence(index: int, queue: QueueQos | None) -> dict[str, object]:
@@ -63,8 +76,8 @@ def check_ecn_off(ctx: CheckContext) -> Iterator[Finding]:
     """The switch must ECN-mark the RoCE queue on every egress: toward each NIC and on each switch link."""
     base = ctx.baseline
     tc = base.switch_roce_tc
-    if tc is None:
-        return
+    if tc is None or congestion_control(ctx) != DCQCN:
+        return  # Spectrum-X CC or PFC alone: ECN marking is not what the fabric's congestion control asks for
     usable = base.roce_ecn_thresholds is not None and base.roce_ecn_thresholds[0] < base.roce_ecn_thresholds[1]
     thresholds = base.roce_ecn_thresholds if usable and base.roce_ecn_thresholds else NVIDIA_ECN
     for lk in ctx.nic_links:
@@ -285,8 +298,8 @@ def check_wred_green_drop(ctx: CheckContext) -> Iterator[Finding]:
 def check_dcqcn_off(ctx: CheckContext) -> Iterator[Finding]:
     """The NIC must notify (roce_np: send CNPs) and react (roce_rp: slow down) on the RoCE priority."""
     prio = ctx.baseline.nic_roce_prio
-    if prio is None:
-        return
+    if prio is None or congestion_control(ctx) != DCQCN:
+        return  # Spectrum-X programmable CC (or none) replaces the DCQCN reaction and notification points
     for lk in ctx.nic_links:
         nic_q = lk.nic.qos
         if nic_q is None:
@@ -359,7 +372,8 @@ CHECKS = (
         "Without ECN, DCQCN cannot throttle senders; congestion turns into PFC storms and victim flows.",
         "Attach an ECN profile of THAT switch to the RoCE queue (QUEUE|<port>|<q> wred_profile on SONiC, the "
         "port's congestion-control profile on NVUE), creating it first when the switch has none; EOS sets "
-        "random-detect ecn on the interface's tx-queue.",
+        "random-detect ecn on the interface's tx-queue. Not reported where the intent's congestion_control is "
+        "spectrum-x or none.",
         check_ecn_off,
     ),
     CheckSpec(
@@ -392,7 +406,8 @@ CHECKS = (
         "The NIC never sends CNPs for marked packets, or never slows down on the CNPs it receives.",
         "echo 1 > /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio> (MLNX_OFED), bnxt_re configfs "
         "cc/ecn_marking, cc/ecn_enable and cc/cc_mode then cc/apply (Broadcom, as bnxt_setupcc.sh), or the "
-        "firmware ROCE_CC_PRIO_MASK (upstream mlx5).",
+        "firmware ROCE_CC_PRIO_MASK (upstream mlx5). Not reported where the intent's congestion_control is "
+        "spectrum-x (programmable CC) or none.",
         check_dcqcn_off,
     ),
     CheckSpec(

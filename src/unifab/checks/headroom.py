@@ -1,7 +1,8 @@
 """``QOS-HEADROOM``: is every lossless buffer big enough for the speed, cable length and MTU it serves?
 
-:func:`check_headroom` judges both ends of every NIC↔switch link and names the buffer model, the table
-row or formula inputs it used in the evidence:
+:func:`check_headroom` judges both ends of every NIC↔switch link, and each end of every switch↔switch link
+(:mod:`unifab.checks.headroom_uplinks`), and names the buffer model, the table row or formula inputs it used in
+the evidence:
 
 * SONiC on Spectrum, by buffer model (:func:`unifab.qos.headroom.sonic_requirement`): a traditional
   switch's static profile against its HwSKU's ``pg_profile_lookup.ini`` row (cable rounded up to the
@@ -14,13 +15,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from unifab.checks.context import CheckContext, NicLink
+from unifab.checks.headroom_uplinks import Emit, uplink_headroom
 from unifab.checks.registry import CheckSpec
-from unifab.model import Finding, Fix, Headroom, Nic, Port, Severity, Switch
+from unifab.model import Finding, Fix, Headroom, Link, Nic, Port, Severity, Switch
+from unifab.platforms import platform, safe_name
 from unifab.qos.headroom import (
     COMMON_CABLE_BUCKETS_M,
     MLX5_CELL_BYTES,
@@ -45,6 +48,7 @@ __all__ = [
     "CHECKS",
     "XOFF_TOLERANCE_BYTES",
     "check_headroom",
+    "lossless_pg_fix",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -193,8 +197,7 @@ def _asic_input(asic: AsicParams, info: _SwitchInfo) -> dict[str, Any]:
     )
 
 
-def _switch_need(lk: NicLink, hr: Headroom | None, info: _SwitchInfo) -> _SwitchNeed | None:
-    port = lk.port
+def _switch_need(port: Port, link: Link, hr: Headroom | None, info: _SwitchInfo) -> _SwitchNeed | None:
     if port.speed_mbps is None or port.qos is None:
         return None
     speed = port.speed_mbps
@@ -202,8 +205,8 @@ def _switch_need(lk: NicLink, hr: Headroom | None, info: _SwitchInfo) -> _Switch
     cable: float
     if port.qos.cable_len_m is not None:
         cable, cable_src = port.qos.cable_len_m, f"CABLE_LENGTH {port.name}"
-    elif lk.link.cable_m is not None:
-        cable, cable_src = lk.link.cable_m, "plan cable_m (no CABLE_LENGTH on the port)"
+    elif link.cable_m is not None:
+        cable, cable_src = link.cable_m, "plan cable_m (no CABLE_LENGTH on the port)"
     else:
         cable, cable_src = SWITCH_DEFAULT_CABLE_M, "assumed (neither CABLE_LENGTH nor the plan gives it)"
     inputs = {
@@ -352,6 +355,23 @@ def _finding(
     )
 
 
+def _nic_emit(lk: NicLink) -> Emit:
+    """Findings about the switch end of a NIC↔switch link: one per link, the NIC's side as evidence ``a``."""
+
+    def emit(
+        severity: Severity,
+        message: str,
+        summary: str,
+        config: str,
+        port_evidence: dict[str, Any],
+        fixes: list[Fix],
+        impact: dict[str, Any],
+    ) -> Finding:
+        return _finding(severity, lk, message, _nic_brief(lk), port_evidence, fixes, impact)
+
+    return emit
+
+
 def _nic_brief(lk: NicLink) -> dict[str, Any]:
     q = lk.nic.qos
     return {
@@ -371,14 +391,13 @@ def _canonical(port: Port, need: _SwitchNeed) -> str:
     return f"pg_lossless_{port.speed_mbps}_{metres}m_profile"
 
 
-def _cable_fix(lk: NicLink, need: _SwitchNeed) -> list[str]:
+def _cable_fix(port: Port, link: Link, need: _SwitchNeed) -> list[str]:
     """CABLE_LENGTH for the port's real cable, in a length the switch's buffer manager accepts.
 
     Written only when the port has none and the plan gives the cable: on a traditional switch the table
     bucket the cable rounds up to (buffermgrd rejects any other length), else the metres rounded up. A
     configured length without a table row is named in a comment, not rewritten (QOS-CABLE-LEN owns it).
     """
-    port = lk.port
     traditional = need.buffer_model == "traditional"
     if need.cable_from_config:
         configured = port.qos.cable_len_m if port.qos else None
@@ -388,13 +407,13 @@ def _cable_fix(lk: NicLink, need: _SwitchNeed) -> list[str]:
                 f"{', '.join(f'{b}m' for b in need.buckets)} ({need.cable_bucket_m}m covers this cable)"
             ]
         return []
-    if lk.link.cable_m is None:
+    if link.cable_m is None:
         return []
     if traditional and need.formula != "802.1Qbb lower bound":
         if need.cable_bucket_m is None:
-            return [f"# no pg_profile_lookup.ini row covers {lk.link.cable_m:g} m: buffermgrd accepts only its lengths"]
+            return [f"# no pg_profile_lookup.ini row covers {link.cable_m:g} m: buffermgrd accepts only its lengths"]
         return [sonic.cable_length(port.name, need.cable_bucket_m, SONIC_CABLE_LENGTH_TABLE)]
-    return [sonic.cable_length(port.name, math.ceil(lk.link.cable_m), SONIC_CABLE_LENGTH_TABLE)]
+    return [sonic.cable_length(port.name, math.ceil(link.cable_m), SONIC_CABLE_LENGTH_TABLE)]
 
 
 def _need_size(need: _SwitchNeed, shp: bool) -> int | None:
@@ -413,10 +432,11 @@ def _pool_note(growth: int, pgs: int) -> str:
     )
 
 
-def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info: _SwitchInfo) -> Finding:
+def _no_headroom(
+    port: Port, link: Link, pg: int, tcs: list[int], hr: Headroom | None, info: _SwitchInfo, emit: Emit
+) -> Finding:
     """A lossless priority whose PG has no BUFFER_PG entry, or one bound to a profile without xoff."""
-    port = lk.port
-    need = _switch_need(lk, hr, info)
+    need = _switch_need(port, link, hr, info)
     commands: list[str] = []
     if info.dynamic_model:
         commands.append(sonic.hset(f"BUFFER_PG|{port.name}|{pg}", "profile", "NULL"))
@@ -435,7 +455,7 @@ def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info
                 _pool_note(size, 1),
                 sonic.hset_fields(f"BUFFER_PROFILE|{name}", fields | {"dynamic_th": need.threshold}),
             ]
-        commands += _cable_fix(lk, need)
+        commands += _cable_fix(port, link, need)
         commands.append(sonic.hset(f"BUFFER_PG|{port.name}|{pg}", "profile", name))
     what = "no BUFFER_PG entry" if hr is None else f"profile {hr.profile} with no xoff (lossy)"
     port_ev: dict[str, Any] = {
@@ -448,11 +468,12 @@ def _no_headroom(lk: NicLink, pg: int, tcs: list[int], hr: Headroom | None, info
     }
     if need is not None:
         port_ev |= need.evidence()
-    return _finding(
+    lossless = ",".join(map(str, tcs))
+    return emit(
         Severity.CRITICAL,
-        lk,
-        f"{port.endpoint} PG {pg} carries lossless TC {','.join(map(str, tcs))} but has {what}: no PFC headroom",
-        _nic_brief(lk),
+        f"{port.endpoint} PG {pg} carries lossless TC {lossless} but has {what}: no PFC headroom",
+        f"PG {pg} carries lossless TC {lossless} but has {what}",
+        f"BUFFER_PG|{pg}" if hr is None else f"BUFFER_PROFILE|{hr.profile}",
         port_ev,
         [Fix(port.switch, tuple(commands))] if commands else [],
         {
@@ -475,9 +496,8 @@ def _what_needs(port: Port, need: _SwitchNeed) -> str:
     return f"that {speed} over {need.cable_m:g} m needs (a lower bound: the ASIC is unknown)"
 
 
-def _profile_fix(lk: NicLink, hr: Headroom, need: _SwitchNeed, info: _SwitchInfo) -> list[str]:
+def _profile_fix(port: Port, link: Link, hr: Headroom, need: _SwitchNeed, info: _SwitchInfo) -> list[str]:
     """Raise the bound profile in ONE hset (never a moment with size < xoff), after a pool-room note."""
-    port = lk.port
     profile = hr.profile or _canonical(port, need)
     shp = _uses_shp(hr)
     old_xoff = hr.xoff or 0
@@ -502,12 +522,13 @@ def _profile_fix(lk: NicLink, hr: Headroom, need: _SwitchNeed, info: _SwitchInfo
         commands.append(
             f"# buffermgrd re-binds the port to {canonical} (its table row) on the next speed or cable change"
         )
-    return commands + _cable_fix(lk, need)
+    return commands + _cable_fix(port, link, need)
 
 
-def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _SwitchInfo) -> Finding | None:
-    port = lk.port
-    need = _switch_need(lk, hr, info)
+def _xoff_too_small(
+    port: Port, link: Link, pg: int, tcs: list[int], hr: Headroom, info: _SwitchInfo, emit: Emit
+) -> Finding | None:
+    need = _switch_need(port, link, hr, info)
     if need is None or hr.xoff is None:
         return None
     need_size = _need_size(need, _uses_shp(hr))
@@ -521,14 +542,11 @@ def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _S
     shared = info.users.get(profile, 1)
     if xoff_short:
         short = need.xoff - hr.xoff
-        message = (
-            f"{port.endpoint} PG {pg} xoff {hr.xoff} B is {short} B below the {need.xoff} B {_what_needs(port, need)}"
-        )
+        summary = f"PG {pg} xoff {hr.xoff} B is {short} B below the {need.xoff} B {_what_needs(port, need)}"
     else:
         short = (need_size or 0) - (hr.size or 0)
-        message = (
-            f"{port.endpoint} PG {pg} size {hr.size} B is {short} B below the {need_size} B (xoff + xon) "
-            f"{_what_needs(port, need)}"
+        summary = (
+            f"PG {pg} size {hr.size} B is {short} B below the {need_size} B (xoff + xon) {_what_needs(port, need)}"
         )
     port_ev: dict[str, Any] = {
         "pg": pg,
@@ -536,16 +554,16 @@ def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _S
         "configured": _configured(hr),
         "profile_ports": shared,
         "shortfall_bytes": short,
-        "plan_cable_m": lk.link.cable_m,
+        "plan_cable_m": link.cable_m,
         **need.evidence(),
     }
-    return _finding(
+    return emit(
         severity,
-        lk,
-        message,
-        _nic_brief(lk),
+        f"{port.endpoint} {summary}",
+        summary,
+        f"BUFFER_PROFILE|{profile}",
         port_ev,
-        [Fix(port.switch, tuple(_profile_fix(lk, hr, need, info)))],
+        [Fix(port.switch, tuple(_profile_fix(port, link, hr, need, info)))],
         {
             "summary": f"packets arriving after XOFF is sent overflow PG {pg} ({short} B short) and are dropped "
             f"on lossless class {','.join(map(str, tcs))}; RoCE then retransmits (go-back-N)"
@@ -556,8 +574,33 @@ def _xoff_too_small(lk: NicLink, pg: int, tcs: list[int], hr: Headroom, info: _S
     )
 
 
-def _switch_side(lk: NicLink, info: _SwitchInfo) -> Iterator[Finding]:
-    q = lk.port.qos
+def _gated(port: Port, emit: Emit) -> Emit:
+    """``emit`` whose fixes never print a port name SONiC would not accept (a device-provided ``;``, backtick or
+    newline): the fix becomes a comment saying why, as the switch dialects do (docs/security.md)."""
+    if safe_name(platform("sonic"), port.name):
+        return emit
+    shown = port.name.encode("unicode_escape").decode()[:80]
+    refused = f"# not printed: {shown!r} is not a valid SONiC port name"
+
+    def gated(
+        severity: Severity,
+        message: str,
+        summary: str,
+        config: str,
+        port_evidence: dict[str, Any],
+        fixes: list[Fix],
+        impact: dict[str, Any],
+    ) -> Finding:
+        safe = [Fix(fix.device, (refused,)) for fix in fixes]
+        return emit(severity, message, summary, config, port_evidence, safe, impact)
+
+    return gated
+
+
+def _switch_side(port: Port, link: Link, info: _SwitchInfo, emit: Emit) -> Iterator[Finding]:
+    """Each lossless PG of one switch port against its buffer model; ``emit`` builds the finding for the link."""
+    emit = _gated(port, emit)
+    q = port.qos
     if q is None or not q.pfc_enabled:
         return
     lossless: dict[int, list[int]] = {}
@@ -568,16 +611,21 @@ def _switch_side(lk: NicLink, info: _SwitchInfo) -> Iterator[Finding]:
         hr = q.headroom.get(pg)
         if hr is None:
             if q.headroom:  # no BUFFER_PG rows at all means buffers were not collected: unknown, not absent
-                yield _no_headroom(lk, pg, tcs, None, info)
+                yield _no_headroom(port, link, pg, tcs, None, info, emit)
         elif hr.dynamic:
             continue  # the switch computes it (SONiC dynamic model)
         elif not hr.xoff:
-            yield _no_headroom(lk, pg, tcs, hr, info)
-        elif (finding := _xoff_too_small(lk, pg, tcs, hr, info)) is not None:
+            yield _no_headroom(port, link, pg, tcs, hr, info, emit)
+        elif (finding := _xoff_too_small(port, link, pg, tcs, hr, info, emit)) is not None:
             yield finding
 
 
 _OWNER_SOURCE = "mlx5 PFCC buf_ownership / manual_buffer (reference review Q2)"
+_OWNER_UNKNOWN = (
+    "unknown: mlnx_qos, dcb and sysfs do not print who owns the receive buffers (the firmware's PFCC "
+    "buf_ownership field, the driver's manual_buffer flag before linux 451d2849ea66); judged as if the driver "
+    "owned them, graded WARNING"
+)
 _OWNERSHIP_NOTE = (
     "# mlnx_qos --buffer_size / dcb buffer moves the port's receive buffers to driver-owned (software) mode: from then "
     "on the driver, not the firmware, sizes headroom, from its own cable length (--cable_len / dcb pfc delay)"
@@ -651,7 +699,7 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
             "rx_buffer_sizes": list(sizes),
             "prio2buffer": list(q.prio2buffer),
             "buffers": buffers,
-            "buffer_owner": _input(owner, _OWNER_SOURCE if owner is not None else "not collected: " + _OWNER_SOURCE),
+            "buffer_owner": _input(owner, _OWNER_SOURCE if owner is not None else _OWNER_UNKNOWN),
             "formula": "mlx5 calculate_xoff + max_mtu + cell",
             "formula_source": _MLX5_SOURCE,
             "inputs": {
@@ -678,8 +726,37 @@ def _nic_side(lk: NicLink) -> Iterator[Finding]:
     )
 
 
+def lossless_pg_fix(ctx: CheckContext, port: Port, priorities: Iterable[int]) -> tuple[str, ...]:
+    """The headroom a SONiC port's PGs need once ``priorities`` are lossless, as the commands QOS-HEADROOM would
+    give: a PFC fix that makes a priority lossless without them leaves a lossless PG that drops (on a live
+    traditional switch buffermgrd binds it from its table; the recorded CONFIG_DB says nothing of that).
+    The cable is the port's CABLE_LENGTH, else the assumed default (the plan's length is not looked up)."""
+    switch = ctx.fabric.switches.get(port.switch)
+    if switch is None or switch.os != "sonic" or port.qos is None or not port.qos.headroom:
+        return ()
+    lossless = replace(port, qos=replace(port.qos, pfc_enabled=frozenset(priorities)))
+    commands: list[str] = []
+
+    def emit(
+        severity: Severity,
+        message: str,
+        summary: str,
+        config: str,
+        port_evidence: dict[str, Any],
+        fixes: list[Fix],
+        impact: dict[str, Any],
+    ) -> Finding:
+        commands.extend(c for fix in fixes for c in fix.commands)
+        return Finding("QOS-HEADROOM", severity, {"kind": "port", "id": port.id}, message)
+
+    for _ in _switch_side(lossless, Link(port.endpoint, port.endpoint, frozenset()), _SwitchInfo.of(switch), emit):
+        pass
+    return tuple(commands)
+
+
 def check_headroom(ctx: CheckContext) -> Iterator[Finding]:
-    """Every lossless PG and NIC receive buffer on a NIC↔switch link must hold the PFC headroom it needs.
+    """Every lossless PG and NIC receive buffer must hold the PFC headroom it needs, on NIC↔switch links and on
+    both ends of every switch↔switch link (:mod:`unifab.checks.headroom_uplinks`).
 
     Switch side: each PG a PFC-enabled TC maps to must exist and, when static, hold what the switch's buffer
     model asks (Spectrum: the SKU's ``pg_profile_lookup.ini`` row or the Mellanox formula, see
@@ -687,13 +764,17 @@ def check_headroom(ctx: CheckContext) -> Iterator[Finding]:
     NIC side: each lossless receive buffer the mlx5 driver owns must be at least ``xoff + max_mtu + cell``.
     """
     infos: dict[str, _SwitchInfo] = {}
-    for lk in ctx.nic_links:
-        switch = ctx.fabric.switches[lk.port.switch]
-        info = infos.get(switch.name)
+
+    def info_of(name: str) -> _SwitchInfo:
+        info = infos.get(name)
         if info is None:
-            info = infos[switch.name] = _SwitchInfo.of(switch)
-        yield from _switch_side(lk, info)
+            info = infos[name] = _SwitchInfo.of(ctx.fabric.switches[name])
+        return info
+
+    for lk in ctx.nic_links:
+        yield from _switch_side(lk.port, lk.link, info_of(lk.port.switch), _nic_emit(lk))
         yield from _nic_side(lk)
+    yield from uplink_headroom(ctx, lambda port, link, emit: _switch_side(port, link, info_of(port.switch), emit))
 
 
 CHECKS = (
@@ -701,7 +782,9 @@ CHECKS = (
         "QOS-HEADROOM",
         "A lossless PG or NIC receive buffer lacks the PFC headroom its speed, cable length and MTU need",
         "Bytes keep arriving for a cable round trip and the peer's response time after XOFF is sent; without "
-        "that headroom the lossless class drops them and RoCE falls back to go-back-N retransmission.",
+        "that headroom the lossless class drops them and RoCE falls back to go-back-N retransmission. Covers "
+        "NIC↔leaf links and both ends of every switch↔switch link (uplinks have the longest cables; one finding "
+        "per switch when a profile many of its uplinks share is short).",
         "Raise the switch BUFFER_PROFILE to what its buffer model asks (traditional SONiC: the SKU's "
         "pg_profile_lookup.ini row for the speed and the cable rounded up to the table's 5/40/300 m bucket, else "
         "the Mellanox formula at small-packet 100 %; dynamic: the formula with the switch's "

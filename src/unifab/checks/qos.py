@@ -9,12 +9,15 @@ TOS override sends another DSCP is QOS-TC-OVERRIDE, not also a DSCP map mismatch
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from unifab.checks.context import CheckContext, overrides_fabric_dscp, roce_dscp_of
-from unifab.checks.findings import SwitchWide, link_finding
+from unifab.checks.findings import SwitchWide, link_finding, merge_switch_wide
+from unifab.checks.headroom import lossless_pg_fix
 from unifab.checks.link import port_link_check
+from unifab.checks.pfcwd import SwitchWatchdog, judge_port
 from unifab.checks.registry import CheckSpec
-from unifab.checks.uplink_qos import uplink_dscp_map, uplink_pfcwd, uplink_trust
+from unifab.checks.uplink_qos import merged_commands, uplink_dscp_map, uplink_pfcwd, uplink_trust
 from unifab.model import Finding, Fix, Port, Severity
 from unifab.render.nic_cli import NicFixes
 
@@ -66,14 +69,17 @@ def check_trust(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def switch_pfc_fix(ctx: CheckContext, port: Port, priorities: Iterable[int]) -> tuple[str, ...]:
-    """PFC on ``priorities`` of a switch port, with the watchdog on the ones it does not watch yet: a priority
-    made lossless without the watchdog is QOS-PFCWD's next finding (an expert enables both at once)."""
+    """PFC on ``priorities`` of a switch port, with the watchdog on the ones it does not watch yet and the PG
+    headroom they need: a priority made lossless without either is QOS-PFCWD's or QOS-HEADROOM's next finding
+    (an expert enables all at once)."""
     wanted = frozenset(priorities)
     cli = ctx.cli(port.switch)
     commands = cli.pfc_enable(port.name, sorted(wanted))
     q = port.qos
     if wanted and q is not None and (q.pfcwd is None or not wanted <= q.pfcwd_priorities):
         commands += cli.pfc_watchdog(port.name, sorted(wanted), ctx.baseline.pfcwd if q.pfcwd is None else None)
+    if wanted and q is not None and not wanted <= q.pfc_enabled:
+        commands += lossless_pg_fix(ctx, port, wanted)
     return commands
 
 
@@ -236,41 +242,44 @@ def check_tc_override(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def check_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
-    """Every lossless priority of a switch port needs the PFC watchdog to break pause storms."""
-    base = ctx.baseline
+    """Every lossless priority of a switch port needs a PFC watchdog that breaks pause storms (see
+    :mod:`unifab.checks.pfcwd`: presence, action, start_default's scaled timers, the poll interval).
+
+    Ports of one switch with the same fault are one finding about the switch, with each port's fix."""
+    watch: dict[str, SwitchWatchdog] = {}
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
     for lk in ctx.nic_links:
-        port_q = lk.port.qos
-        if port_q is None or not port_q.pfc_enabled:
+        switch = ctx.fabric.switches.get(lk.port.switch)
+        if switch is None:
             continue
-        unwatched = port_q.pfc_enabled - port_q.pfcwd_priorities
-        if port_q.pfcwd is not None and not unwatched:
+        sw = watch.get(switch.name)
+        if sw is None:
+            sw = watch[switch.name] = SwitchWatchdog.of(ctx, switch)
+        verdict = judge_port(ctx, lk.port, sw)
+        if verdict is None:
             continue
-        wd = base.pfcwd or port_q.pfcwd
-        commands = ctx.cli(lk.port.switch).pfc_watchdog(
-            lk.port.name, port_q.pfc_enabled, wd if port_q.pfcwd is None else None
-        )
-        missing = "no watchdog entry" if port_q.pfcwd is None else f"priorities {sorted(unwatched)} unwatched"
-        yield link_finding(
+        only_missing = verdict.missing is not None and len(verdict.problems) == 1
+        what = f"off on {{}}: {verdict.missing}" if only_missing else f"on {{}}: {verdict.summary}"
+        finding = link_finding(
             "QOS-PFCWD",
-            Severity.WARNING,
+            verdict.severity,
             lk,
-            f"PFC watchdog off on {lk.port.endpoint}: {missing}",
+            "PFC watchdog " + what.format(lk.port.endpoint),
             {},
-            {
-                "pfc_enabled": sorted(port_q.pfc_enabled),
-                "pfcwd_priorities": sorted(port_q.pfcwd_priorities),
-                "pfcwd": None
-                if port_q.pfcwd is None
-                else {
-                    "action": port_q.pfcwd.action,
-                    "detection_ms": port_q.pfcwd.detection_ms,
-                    "restoration_ms": port_q.pfcwd.restoration_ms,
-                },
-            },
-            [Fix(lk.port.switch, commands)],
+            verdict.evidence,
+            [Fix(lk.port.switch, verdict.commands)] if verdict.commands else [],
             "a NIC that stops draining (PCIe stall, crashed driver) pauses this port forever; the storm spreads "
             "upstream and stalls every job behind it",
         )
+        summary = "PFC watchdog " + what.format(f"{switch.name} host ports")
+        groups.setdefault((switch.name, verdict.config, summary), []).append(finding)
+    for (switch_name, config, summary), group in groups.items():
+        if len(group) == 1:
+            yield group[0]
+            continue
+        merged = merge_switch_wide(switch_name, config, summary, group)
+        commands = merged_commands(fix.commands for f in group for fix in f.fix)
+        yield replace(merged, fix=(Fix(switch_name, tuple(commands)),) if commands else ())
     yield from uplink_pfcwd(ctx)
 
 
@@ -362,10 +371,17 @@ CHECKS = (
     ),
     CheckSpec(
         "QOS-PFCWD",
-        "PFC watchdog is off for a lossless priority on a switch port",
+        "PFC watchdog is off for a lossless priority on a switch port, does not break storms (action forward/"
+        "alert), detects slower than the switch's configuration asks, or faster than it polls",
         "A stuck receiver turns into an endless pause storm that spreads through the fabric. Covers host-facing "
-        "ports and both ends of every switch↔switch link.",
-        "Enable the PFC watchdog on every lossless priority (PORT_QOS_MAP.pfcwd_sw_enable and PFC_WD on SONiC).",
+        "ports and both ends of every switch↔switch link. SONiC's pfcwd start_default scales detection, "
+        "restoration and poll by ceil(PORT rows / 32) x 200 ms: such switches are held to the scaled values, "
+        "others to the intent's pfc_watchdog. EOS's default stuck-queue action (errdisable) breaks a storm by "
+        "taking the port, a host's rail, down; the evidence names it.",
+        "Enable the PFC watchdog on every lossless priority with action drop (PORT_QOS_MAP.pfcwd_sw_enable and "
+        "PFC_WD on SONiC, priority-flow-control pause watchdog port action drop on EOS), detection no longer than "
+        "the switch's start_default values (else the intent's), and PFC_WD|GLOBAL POLL_INTERVAL no longer than the "
+        "shortest detection time.",
         check_pfcwd,
     ),
 )

@@ -39,6 +39,8 @@ CHECK_MODULES = (
     "unifab.checks.jobs",
     "unifab.checks.topology",
     "unifab.checks.host",
+    "unifab.checks.host_pcie",
+    "unifab.checks.host_qos",
 )
 
 INPUT_CHECKS = (

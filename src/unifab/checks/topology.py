@@ -18,7 +18,14 @@ linear in links (no pairwise search):
   same single finding, the worse consequence). A planned and confirmed cable that crosses rails (a
   plan error), or a discovered one when the bundle has no plan, is also TOPO-RAIL.
 * **TOPO-MISSING** — a planned cable with no discovered cable at either end, when both end devices
-  were collected and at least one of them reports LLDP neighbours at all.
+  were collected and at least one of them reports LLDP neighbours at all; or when its host end is dark
+  (RDMA port DOWN: no carrier), whether or not the far end was collected ("host end dark, far end not
+  collected"). A dark port is evidence of its own: it needs no LLDP from either side.
+* **TOPO-UNVERIFIED** — a planned cable whose far end was not collected and whose collected end shows no
+  LLDP neighbour on it while it shows neighbours on its other ports, and is not dark. The cable may be
+  there (LLDP off on the far port, or a NIC firmware LLDP agent consuming the frames) or not: a warning,
+  not TOPO-MISSING, because nothing says it is absent. A cable that one end's LLDP sees is verified, even
+  when the other end was not collected: the frames name the far device and port.
 * **TOPO-UNEXPECTED** — a discovered cable the plan does not have and whose ends the plan leaves
   free, when a plan exists.
 * **TOPO-DEGRADED** — a discovered link running below what its peers run. A link's speed is the lower
@@ -28,8 +35,10 @@ linear in links (no pairwise search):
   three such links. A switch link whose two ends disagree is LINK-SPEED's, not this check's. The fix is
   physical (reseat, replace); its commands show each end's speed and optic after it.
 
-TOPO-PCIE-AFFINITY and TOPO-NCCL-HCA (:mod:`unifab.checks.topology_nccl`) and TOPO-UPLINKS
-(:mod:`unifab.checks.topology_uplinks`) complete the catalog below.
+TOPO-PCIE-AFFINITY and TOPO-NCCL-HCA (:mod:`unifab.checks.topology_nccl`), TOPO-UPLINKS
+(:mod:`unifab.checks.topology_uplinks`) and COVERAGE (:mod:`unifab.checks.topology_coverage`, what a planned
+device that was not collected leaves unchecked) complete the catalog below. ``docs/topology.md`` states the
+evidence rules.
 """
 
 from __future__ import annotations
@@ -40,10 +49,15 @@ from typing import Any
 
 from unifab.checks.context import CheckContext, majority
 from unifab.checks.registry import CheckSpec
-from unifab.checks.topology_common import leaf_rail, lldp_verify, nic_rail
+from unifab.checks.topology_common import host_port_dark, leaf_rail, lldp_verify, nic_rail
+from unifab.checks.topology_coverage import CHECKS as COVERAGE_CHECKS
+from unifab.checks.topology_coverage import collect_fix, shown
 from unifab.checks.topology_nccl import CHECKS as NCCL_CHECKS
 from unifab.checks.topology_uplinks import CHECKS as UPLINK_CHECKS
+from unifab.errors import UsageError
 from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
+from unifab.render.host_script import netdev as hs_netdev
+from unifab.render.host_script import q
 from unifab.render.nic_cli import NicFixes
 
 __all__ = [
@@ -59,7 +73,7 @@ __all__ = [
 
 MIN_LINKS_FOR_LOCAL_MAJORITY = 3
 
-CABLING_CHECKS = ("TOPO-MISSING", "TOPO-UNEXPECTED", "TOPO-MISWIRED", "TOPO-RAIL")
+CABLING_CHECKS = ("TOPO-MISSING", "TOPO-UNVERIFIED", "TOPO-UNEXPECTED", "TOPO-MISWIRED", "TOPO-RAIL")
 
 
 def _cable(link: Link) -> str:
@@ -121,6 +135,9 @@ class CablingDiff:
     """Plan vs. discovery, one entry per root cause."""
 
     missing: list[Link] = field(default_factory=list)
+    missing_why: dict[str, str] = field(default_factory=dict)  # link id -> what the host end adds (dark port)
+    one_sided: set[str] = field(default_factory=set)  # missing link ids that only their dark host end tells
+    unverified: list[tuple[Link, Endpoint]] = field(default_factory=list)  # with its collected (silent) end
     unexpected: list[Link] = field(default_factory=list)
     crossed: list[_Group] = field(default_factory=list)
     rail_confirmed: list[Link] = field(default_factory=list)  # discovered cables on a wrong rail, not miswires
@@ -153,8 +170,7 @@ def cabling_diff(fabric: Fabric) -> CablingDiff:
             continue
         found = [d for end in (lk.a, lk.b) for d in seen_at.get(end, ())]
         if not found:
-            if {lk.a.node, lk.b.node} <= collected and (lk.a.node in reporting or lk.b.node in reporting):
-                diff.missing.append(lk)
+            _unseen(fabric, lk, collected, reporting, diff)
             continue
         crossing[lk.id] = found
         uf.find(lk.id)
@@ -188,6 +204,46 @@ def cabling_diff(fabric: Fabric) -> CablingDiff:
     return diff
 
 
+def _dark_end(fabric: Fabric, link: Link) -> Endpoint | None:
+    """The host end of ``link`` whose port is dark (RDMA port DOWN), if either is."""
+    for end in (link.a, link.b):
+        nic = fabric.nic_at(end)
+        if nic is not None and host_port_dark(nic):
+            return end
+    return None
+
+
+def _unseen(fabric: Fabric, lk: Link, collected: set[str], reporting: set[str], diff: CablingDiff) -> None:
+    """Judge a planned cable that no LLDP sees, from what each end can tell (see the module docstring)."""
+    both = lk.a.node in collected and lk.b.node in collected
+    dark = _dark_end(fabric, lk)
+    if both and (lk.a.node in reporting or lk.b.node in reporting):
+        diff.missing.append(lk)
+        if dark is not None:
+            diff.missing_why[lk.id] = f"host end {dark} dark (RDMA port {_state(fabric, dark)})"
+        return
+    if dark is not None:
+        far = _other(lk, dark)
+        far_text = "far end reports no LLDP" if far.node in collected else "far end not collected"
+        diff.missing.append(lk)
+        diff.missing_why[lk.id] = f"host end {dark} dark (RDMA port {_state(fabric, dark)}), {far_text}"
+        diff.one_sided.add(lk.id)
+        return
+    if both:
+        return
+    for near in (lk.a, lk.b):
+        far = _other(lk, near)
+        known = fabric.nic_at(near) is not None or fabric.port_at(near) is not None
+        if known and near.node in reporting and far.node not in collected:
+            diff.unverified.append((lk, near))
+            return
+
+
+def _state(fabric: Fabric, end: Endpoint) -> str:
+    nic = fabric.nic_at(end)
+    return (nic.port_state or "unknown") if nic is not None else "unknown"
+
+
 def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
     """Cabling is fixed at the switch end (the recabling itself is in ``recable``); the fix is the check after it."""
     by_device: dict[str, list[str]] = {}
@@ -198,7 +254,8 @@ def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
 
 
 def _switch_end(fabric: Fabric, link: Link) -> Endpoint:
-    return min((link.a, link.b), key=lambda e: (e.node not in fabric.switches, str(e)))
+    """The switch end of a cable: a collected switch, else the end that is not a collected host."""
+    return min((link.a, link.b), key=lambda e: (e.node not in fabric.switches, e.node in fabric.hosts, str(e)))
 
 
 def _ends_evidence(fabric: Fabric, link: Link, seen_at: dict[Endpoint, list[str]]) -> dict[str, Any]:
@@ -294,28 +351,106 @@ def _is_switch_link(fabric: Fabric, link: Link) -> bool:
     return link.a.node in fabric.switches and link.b.node in fabric.switches
 
 
+def _missing_finding(fabric: Fabric, lk: Link, diff: CablingDiff) -> Finding:
+    why = diff.missing_why.get(lk.id)
+    dark = _dark_end(fabric, lk)
+    host_fix = () if dark is None or (nic := fabric.nic_at(dark)) is None else (NicFixes(nic).link_status(),)
+    if lk.id in diff.one_sided:
+        message = f"planned cable {_cable(lk)}: {why}"
+    else:
+        message = f"planned cable {_cable(lk)} is not seen by LLDP on either end" + (f"; {why}" if why else "")
+    return Finding(
+        check="TOPO-MISSING",
+        severity=Severity.ERROR,
+        subject=_link_subject(lk),
+        message=message,
+        evidence={
+            **_ends_evidence(fabric, lk, diff.lldp_peers),
+            "plan": [_cable(lk)],
+            "discovered": [],
+            "recable": _recable_steps(fabric, [lk]),
+            **_collected_evidence(fabric, lk),
+        },
+        fix=(*host_fix, *_recable(fabric, [lk])),
+        impact={
+            "summary": MISSING_UPLINK_IMPACT if _is_switch_link(fabric, lk) else MISSING_HOST_IMPACT,
+            "action": "cable or reseat the link, check the optic",
+        },
+        entities=(lk.id,),
+    )
+
+
+def _collected_evidence(fabric: Fabric, lk: Link) -> dict[str, Any]:
+    """What each end could tell: whether it was collected, and a host end's RDMA port state."""
+    collected = fabric.hosts.keys() | fabric.switches.keys()
+    out: dict[str, Any] = {"not_collected": sorted({e.node for e in (lk.a, lk.b) if e.node not in collected})}
+    states = {str(e): nic.port_state for e in (lk.a, lk.b) if (nic := fabric.nic_at(e)) is not None}
+    if states:
+        out["port_state"] = states
+    return out
+
+
+UNVERIFIED_IMPACT = (
+    "nothing confirms the cable: the port may be cabled as planned (LLDP off on the far port, or the NIC "
+    "firmware's LLDP agent consuming the frames) or cabled elsewhere; a miswire or a rail crossing here "
+    "would go unseen"
+)
+
+
+def _unverified_finding(fabric: Fabric, lk: Link, near: Endpoint, diff: CablingDiff) -> Finding:
+    far = _other(lk, near)
+    nic = fabric.nic_at(near)
+    state = "port state not collected" if nic is None or nic.port_state is None else f"RDMA port {nic.port_state}"
+    kind = "host" if nic is not None else "switch"
+    fixes: list[Fix] = []
+    if nic is not None:
+        fixes.append(_lldp_host_fix(nic.host, near.port))
+    else:
+        fixes.append(Fix(near.node, lldp_verify(fabric, near.node, near.port)))
+    fixes.append(collect_fix(far.node, "switch" if nic is not None else "host"))
+    return Finding(
+        check="TOPO-UNVERIFIED",
+        severity=Severity.WARNING,
+        subject=_link_subject(lk),
+        message=f"planned cable {_cable(lk)} is unverified: {kind} end {near} up ({state}) with no LLDP neighbour "
+        f"while its other ports have one, far end {far.node} not collected",
+        evidence={
+            **_ends_evidence(fabric, lk, diff.lldp_peers),
+            "plan": [_cable(lk)],
+            "discovered": [],
+            **_collected_evidence(fabric, lk),
+        },
+        fix=tuple(fixes),
+        impact={
+            "summary": UNVERIFIED_IMPACT,
+            "action": f"collect {far.node}, or turn LLDP on for the far port and off in the NIC firmware",
+        },
+        entities=(lk.id,),
+    )
+
+
+def _lldp_host_fix(host: str, netdev: str) -> Fix:
+    """What lldpd sees (and receives) on the host port; a NIC firmware LLDP agent shows as frames sent, none in."""
+    try:
+        name = q(hs_netdev(netdev))
+        commands: tuple[str, ...] = (
+            f"lldpcli show neighbors ports {name} details",
+            f"lldpcli show statistics ports {name}",
+            f"# no LLDP in on {name}: check LLDP on the far port, and whether the NIC firmware's LLDP agent "
+            "consumes the frames (Intel i40e/ice: 'lldp stop' in debugfs; ConnectX: its firmware LLDP settings)",
+        )
+    except UsageError as exc:
+        commands = (f"# not rendered for {shown(netdev)}: {shown(str(exc))}",)
+    return Fix(host, commands)
+
+
 def _cabling_findings(ctx: CheckContext) -> Iterator[Finding]:
     fabric = ctx.fabric
     diff = cabling_diff(fabric)
     for lk in diff.missing:
-        yield Finding(
-            check="TOPO-MISSING",
-            severity=Severity.ERROR,
-            subject=_link_subject(lk),
-            message=f"planned cable {_cable(lk)} is not seen by LLDP on either end",
-            evidence={
-                **_ends_evidence(fabric, lk, diff.lldp_peers),
-                "plan": [_cable(lk)],
-                "discovered": [],
-                "recable": _recable_steps(fabric, [lk]),
-            },
-            fix=_recable(fabric, [lk]),
-            impact={
-                "summary": MISSING_UPLINK_IMPACT if _is_switch_link(fabric, lk) else MISSING_HOST_IMPACT,
-                "action": "cable or reseat the link, check the optic",
-            },
-            entities=(lk.id,),
-        )
+        yield _missing_finding(fabric, lk, diff)
+    for lk, near in diff.unverified:
+        yield _unverified_finding(fabric, lk, near, diff)
     for lk in diff.unexpected:
         rail = _rail_text(fabric, lk)
         yield Finding(
@@ -360,6 +495,11 @@ def _only(ctx: CheckContext, check: str) -> Iterator[Finding]:
 def check_missing(ctx: CheckContext) -> Iterator[Finding]:
     """Planned cables that no end sees."""
     return _only(ctx, "TOPO-MISSING")
+
+
+def check_unverified(ctx: CheckContext) -> Iterator[Finding]:
+    """Planned cables whose collected end shows no LLDP on them and whose far end was not collected."""
+    return _only(ctx, "TOPO-UNVERIFIED")
 
 
 def check_unexpected(ctx: CheckContext) -> Iterator[Finding]:
@@ -488,10 +628,23 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
 CHECKS = (
     CheckSpec(
         "TOPO-MISSING",
-        "A planned cable is seen by neither end",
-        "The NIC or uplink is dark: a rail or ECMP path is missing and traffic detours or jobs fail at init.",
-        "Cable or reseat the link and check the optic.",
+        "A planned cable is seen by neither end, or its host end is dark (no carrier, RDMA port DOWN)",
+        "The NIC or uplink is dark: a rail or ECMP path is missing and traffic detours or jobs fail at init. A "
+        "dark host port is evidence of its own, so this holds even when the far end was not collected; "
+        "otherwise both ends must have been collected and one must report LLDP.",
+        "Cable or reseat the link and check the optic; the fix shows the host port's link and the far port's LLDP.",
         check_missing,
+    ),
+    CheckSpec(
+        "TOPO-UNVERIFIED",
+        "A planned cable's collected end is up with no LLDP neighbour on it (its other ports have one) and the "
+        "far end was not collected",
+        "Nothing confirms or denies the cable: LLDP may be off on the far port, or the NIC firmware's LLDP agent "
+        "may consume the frames, or the cable may be elsewhere. A miswire or rail crossing here goes unseen. A "
+        "warning, not TOPO-MISSING: the port has link, so nothing says the cable is absent.",
+        "Collect the far device; turn LLDP on for its port and, on the host, stop a firmware LLDP agent that "
+        "consumes the frames (the fix shows lldpd's neighbours and frame counters for the port).",
+        check_unverified,
     ),
     CheckSpec(
         "TOPO-UNEXPECTED",
@@ -523,11 +676,13 @@ CHECKS = (
         check_degraded,
     ),
     *UPLINK_CHECKS,
+    *COVERAGE_CHECKS,
 )
 
 
 def topology_diff(fabric: Fabric) -> list[Finding]:
-    """Every TOPO-* finding of a fabric (``unifab topo diff``), grouped by kind in catalog order, worst first."""
+    """Every TOPO-* finding of a fabric, and the COVERAGE of planned devices that were not collected (``unifab
+    topo diff``), grouped by kind in catalog order, worst first."""
     ctx = CheckContext.build(fabric)
     order = {spec.id: i for i, spec in enumerate(CHECKS)}
     found = [f for spec in CHECKS if spec.run is not None for f in spec.run(ctx)]

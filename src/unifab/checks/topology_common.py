@@ -2,19 +2,31 @@
 
 A leaf's rail is the ``-r<i>`` suffix of its name (``leaf-su1-r3``, ``ib-leaf-r3``). A host NIC's rail is the
 index of the GPU whose closest NIC it is (``Gpu.nic``), else the number in its name (``mlx5_<i>``, ``eth<i>``).
+
+Rail membership is read from the cables, planned (``plan/cabling.csv``) or seen by LLDP, whichever end saw
+them: a NIC planned to a rail leaf is a rail NIC even when that leaf was not collected. A NIC the cables say
+nothing about is neither a rail NIC nor a non-rail one (:func:`cabled_nics` tells the two apart).
 """
 
 from __future__ import annotations
 
 import re
 
-from unifab.model import Endpoint, Fabric
+from unifab.model import Endpoint, Fabric, Nic
 from unifab.render.switch_cli import for_os
 
-__all__ = ["leaf_rail", "lldp_verify", "nic_rail", "rail_nics"]
+__all__ = ["DARK_PORT_STATES", "cabled_nics", "host_port_dark", "leaf_rail", "lldp_verify", "nic_rail", "rail_nics"]
 
 _LEAF_RAIL = re.compile(r"-r(\d+)$")
 _NIC_INDEX = (re.compile(r"^mlx5_(\d+)$"), re.compile(r"^eth(\d+)$"))
+# RDMA port states (sysfs ``ports/1/state``, ibv_devinfo ``PORT_*``) of a port without link: no carrier on RoCE,
+# no physical link on InfiniBand. INIT and ARMED are an IB port with light that waits for the subnet manager.
+DARK_PORT_STATES = frozenset({"DOWN"})
+
+
+def host_port_dark(nic: Nic) -> bool:
+    """The NIC's port has no link (RDMA port DOWN); ``False`` when up or when its state was not collected."""
+    return nic.port_state is not None and nic.port_state.upper() in DARK_PORT_STATES
 
 
 def leaf_rail(switch: str) -> int | None:
@@ -54,14 +66,30 @@ def rail_nics(fabric: Fabric) -> dict[str, dict[str, int]]:
     """host -> {RDMA device: rail} of every NIC planned or seen cabled to a rail leaf (one pass over links).
 
     A NIC on a rail-named leaf is a rail NIC whatever its own name; the rail is the leaf's (the plan's
-    when the plan and LLDP disagree, as on a swapped cable).
+    when the plan and LLDP disagree, as on a swapped cable). The leaf need not have been collected: the
+    plan, or the host's own LLDP, names it.
     """
     out: dict[str, dict[str, int]] = {}
     for lk in sorted(fabric.links, key=lambda k: ("plan" not in k.sources, k.id)):
         for nic_end, leaf_end in ((lk.a, lk.b), (lk.b, lk.a)):
             nic = fabric.nic_at(nic_end)
             rail = leaf_rail(leaf_end.node)
-            if nic is None or rail is None or leaf_end.node not in fabric.switches:
+            if nic is None or rail is None or leaf_end.node in fabric.hosts:
                 continue
             out.setdefault(nic.host, {}).setdefault(nic.rdma_dev or nic.netdev, rail)
+    return out
+
+
+def cabled_nics(fabric: Fabric) -> dict[str, set[str]]:
+    """host -> RDMA devices (or netdevs) of its NICs that some cable, planned or seen, names (one pass).
+
+    A NIC no cable names is unknown to the topology checks: they neither count it as a rail NIC nor
+    accuse it of being a non-rail one.
+    """
+    out: dict[str, set[str]] = {}
+    for lk in fabric.links:
+        for end in (lk.a, lk.b):
+            nic = fabric.nic_at(end)
+            if nic is not None:
+                out.setdefault(nic.host, set()).add(nic.rdma_dev or nic.netdev)
     return out

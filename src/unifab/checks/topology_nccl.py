@@ -12,6 +12,10 @@
   :func:`unifab.parse.sched.nccl_env.device_list`) against the job's hosts: a rail NIC it leaves out, or a
   non-rail NIC (frontend, storage) it lets in. NICs are single-port RoCE/IB functions, read as port 1. Jobs
   without a known environment or without ``NCCL_IB_HCA`` (NCCL then uses every device) are skipped.
+  Rail membership comes from the cables, planned or seen (:func:`unifab.checks.topology_common.rail_nics`), so a
+  leaf that was not collected does not turn its NICs into non-rail ones; a NIC is non-rail only when a cable
+  takes it somewhere else than a rail leaf. A NIC no cable names is not judged, and the fix keeps it where the
+  job's list selects it.
 
 Both are linear: one pass over the links builds the rail NIC index, then each host or job host is visited once.
 """
@@ -24,7 +28,7 @@ from typing import Any
 
 from unifab.checks.context import CheckContext
 from unifab.checks.registry import CheckSpec
-from unifab.checks.topology_common import rail_nics
+from unifab.checks.topology_common import cabled_nics, rail_nics
 from unifab.model import Finding, Fix, Gpu, Host, Job, Severity
 from unifab.parse.sched.nccl_env import NcclDeviceList, device_list
 from unifab.render.host_script import q
@@ -124,11 +128,14 @@ def _reads_as(hca: NcclDeviceList) -> dict[str, Any]:
     }
 
 
-def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[str, int]]) -> Finding | None:
+def _job_finding(
+    ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[str, int]], cabled: dict[str, set[str]]
+) -> Finding | None:
     problems: list[str] = []
     hca = device_list("NCCL_IB_HCA", raw, problems)
     dropped: dict[str, list[str]] = {}  # rail NIC -> hosts where the list leaves it out
     extra: dict[str, list[str]] = {}  # non-rail NIC -> hosts where the list lets it in
+    unjudged: dict[str, list[str]] = {}  # selected NIC no cable names -> hosts
     rail_of: dict[str, int] = {}
     checked = 0
     for name in job.hosts:
@@ -138,16 +145,18 @@ def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[st
             continue
         checked += 1
         rail_of.update(host_rails)
+        known = cabled.get(name, set())
         for nic in host.nics.values():
             dev = nic.rdma_dev or nic.netdev
             used = hca.selects(dev, NIC_PORT)
             if dev in host_rails and not used:
                 dropped.setdefault(dev, []).append(name)
             elif dev not in host_rails and used and nic.rdma_dev is not None:
-                extra.setdefault(dev, []).append(name)
+                (extra if dev in known else unjudged).setdefault(dev, []).append(name)
     if not dropped and not extra:
         return None
     ordered = sorted(rail_of, key=lambda n: (rail_of[n], n))
+    kept = sorted(d for d in unjudged if d not in rail_of)  # no cable says what they are: the fix keeps them
     parts = [
         f"leaves out rail NIC {dev} (rail {rail_of[dev]}) on {len(hosts)} of {checked} hosts"
         for dev, hosts in sorted(dropped.items(), key=lambda kv: (rail_of[kv[0]], kv[0]))
@@ -165,7 +174,7 @@ def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[st
             f"NCCL may put collective traffic on {', '.join(sorted(extra))}, off the rail fabric: a network without "
             "the lossless RoCE class, shared with storage and management traffic"
         )
-    wanted = "=" + ",".join(f"{dev}:{NIC_PORT}" for dev in ordered)
+    wanted = "=" + ",".join(f"{dev}:{NIC_PORT}" for dev in (*ordered, *kept))
     return Finding(
         check="TOPO-NCCL-HCA",
         severity=Severity.ERROR,
@@ -177,6 +186,7 @@ def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[st
                 "rail_nics": ordered,
                 "left_out": dict(sorted(dropped.items())),
                 "non_rail_included": dict(sorted(extra.items())),
+                "not_judged": dict(sorted(unjudged.items())),
                 "hosts_checked": checked,
             },
             "plan": [f"rail NICs {', '.join(ordered)}"],
@@ -184,7 +194,7 @@ def _job_finding(ctx: CheckContext, job: Job, raw: str, rails: dict[str, dict[st
                 f"NCCL_IB_HCA={raw} selects " + ", ".join(sorted({d for d in ordered if d not in dropped} | set(extra)))
             ],
         },
-        fix=(Fix(job.id, (_export_hca(wanted, ordered),)),),
+        fix=(Fix(job.id, (_export_hca(wanted, [*ordered, *kept]),)),),
         impact={"summary": "; ".join(consequences), "hosts": list(job.hosts)},
         entities=(job.id,),
     )
@@ -201,12 +211,12 @@ def _export_hca(wanted: str, devices: list[str]) -> str:
 
 def check_nccl_hca(ctx: CheckContext) -> Iterator[Finding]:
     """A job's NCCL_IB_HCA must select every rail NIC of its hosts and nothing else."""
-    rails = rail_nics(ctx.fabric)
+    rails, cabled = rail_nics(ctx.fabric), cabled_nics(ctx.fabric)
     for job_id in sorted(ctx.fabric.jobs):
         job = ctx.fabric.jobs[job_id]
         if not job.env_known or not job.nccl_ib_hca:
             continue
-        finding = _job_finding(ctx, job, job.nccl_ib_hca, rails)
+        finding = _job_finding(ctx, job, job.nccl_ib_hca, rails, cabled)
         if finding is not None:
             yield finding
 
@@ -225,7 +235,8 @@ CHECKS = (
         "TOPO-NCCL-HCA",
         "A job's NCCL_IB_HCA leaves out a rail NIC or lets in a non-rail (frontend) NIC",
         "NCCL runs on fewer rails than the hosts have, or sends collectives over a network without the lossless "
-        "RoCE class.",
+        "RoCE class. Rails come from the plan or LLDP, so a leaf that was not collected still counts its NICs as "
+        "rail NICs; a NIC no cable names is not judged.",
         "List every rail NIC exactly: NCCL_IB_HCA==mlx5_0:1,...; mind that names without '=' are prefixes "
         "(mlx5_1 also selects mlx5_10).",
         check_nccl_hca,

@@ -12,81 +12,111 @@ finding per port: the review of a fabric of 64-port spines must not drown in cop
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from unifab.checks.context import CheckContext, PortLink
+from unifab.checks.pfcwd import SwitchWatchdog, judge_port
 from unifab.model import Finding, Fix, Port, Severity
 
-__all__ = ["uplink_cnp", "uplink_dscp_map", "uplink_pfcwd", "uplink_trust"]
+__all__ = ["PerSwitch", "Wrong", "merged_commands", "uplink_cnp", "uplink_dscp_map", "uplink_pfcwd", "uplink_trust"]
 
 DROPS = "congestion drops RoCE packets and the NICs fall into go-back-N retransmission"
 
 
 @dataclass(slots=True)
-class _Wrong:
-    """One end of a switch link that is off: the message about it, its evidence, the commands that fix it."""
+class Wrong:
+    """One end of a switch link that is off: the message about it, its evidence, the commands that fix it.
+
+    ``severity`` overrides the group's when set; ``impact`` adds fields to the finding's impact;
+    ``peer`` is evidence about the other end of the link (what the host-side checks show of the NIC)."""
 
     pl: PortLink
     port: Port
     message: str
     evidence: dict[str, Any]
     commands: tuple[str, ...]
+    severity: Severity | None = None
+    impact: dict[str, Any] = field(default_factory=dict)
+    peer: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
-class _PerSwitch:
+class PerSwitch:
     """Wrong ends grouped by (switch, shared setting, what is wrong): one finding per group."""
 
     check: str
     severity: Severity
     impact: str
-    groups: dict[tuple[str, str, str], list[_Wrong]] = field(default_factory=dict)
+    groups: dict[tuple[str, str, str], list[Wrong]] = field(default_factory=dict)
+    # a one-port finding names the judged end as the link's "b" (as host-link findings name the switch port), so
+    # findings about the two ends of one link differ in subject; else the link's own order
+    judged_as_b: bool = False
 
-    def add(self, config: str, summary: str, wrong: _Wrong) -> None:
+    def add(self, config: str, summary: str, wrong: Wrong) -> None:
         self.groups.setdefault((wrong.port.switch, config, summary), []).append(wrong)
 
-    def findings(self, ctx: CheckContext, severity_of: Callable[[_Wrong], Severity] | None = None) -> Iterator[Finding]:
+    def findings(self, ctx: CheckContext, severity_of: Callable[[Wrong], Severity] | None = None) -> Iterator[Finding]:
+        def rank(w: Wrong) -> Severity:
+            return severity_of(w) if severity_of else w.severity or self.severity
+
         for (switch, config, summary), group in self.groups.items():
-            severity = max((severity_of(w) if severity_of else self.severity for w in group), key=lambda s: s.rank)
+            severity = max((rank(w) for w in group), key=lambda s: s.rank)
             if len(group) == 1:
-                yield _link_finding(ctx, self.check, severity, group[0], self.impact)
+                yield _link_finding(ctx, self.check, severity, group[0], self.impact, self.judged_as_b)
                 continue
             links = sorted({w.pl.link.id for w in group})
-            fixes: list[tuple[str, ...]] = []
-            for w in group:  # one fix group for the switch; a shared map's fix (the same for every port) once
-                if w.commands and w.commands not in fixes:
-                    fixes.append(w.commands)
-            commands = [c for fix in fixes for c in fix]
+            commands = merged_commands(w.commands for w in group)
             yield Finding(
                 check=self.check,
                 severity=severity,
                 subject={"kind": "switch", "id": f"switch:{switch}", "config": config},
                 message=f"{summary}; {len(links)} switch links depend on it",
                 evidence={
+                    "a": {"devices": sorted({(w.pl.b if w.port is w.pl.a else w.pl.a).switch for w in group})},
                     "b": {"device": switch, **group[0].evidence},
                     "ports": sorted(w.port.name for w in group),
                     "links": links,
                 },
                 fix=(Fix(switch, tuple(commands)),) if commands else (),
-                impact={"summary": self.impact, "links": len(links)},
+                impact={"summary": self.impact, **group[0].impact, "links": len(links)},
                 entities=tuple(links),
             )
 
 
-def _link_finding(ctx: CheckContext, check: str, severity: Severity, w: _Wrong, impact: str) -> Finding:
+# SONiC CONFIG_DB writes (a key set twice holds the same value) and comments: written once per switch finding
+_IDEMPOTENT = ("sonic-db-cli ", "#")
+
+
+def merged_commands(groups: Iterable[Iterable[str]]) -> list[str]:
+    """The commands of many ports' fixes as one switch's fix: a CONFIG_DB write or note shared by many ports
+    once (a map's, a profile's), every other line as written (an EOS ``interface`` block per port)."""
+    seen: set[str] = set()
+    commands: list[str] = []
+    for group in groups:
+        for c in group:
+            if c not in seen or not c.startswith(_IDEMPOTENT):
+                commands.append(c)
+            seen.add(c)
+    return commands
+
+
+def _link_finding(
+    ctx: CheckContext, check: str, severity: Severity, w: Wrong, impact: str, judged_as_b: bool = False
+) -> Finding:
     pl, other = w.pl, w.pl.b if w.port is w.pl.a else w.pl.a
     ends = {w.port.id: {"device": w.port.switch, "port": w.port.id, **w.evidence}}
-    ends[other.id] = {"device": other.switch, "port": other.id}
+    ends[other.id] = {"device": other.switch, "port": other.id, **w.peer}
+    a, b = (other, w.port) if judged_as_b else (pl.a, pl.b)
     return Finding(
         check=check,
         severity=severity,
-        subject={"kind": "link", "a": str(pl.a.endpoint), "b": str(pl.b.endpoint)},
+        subject={"kind": "link", "a": str(a.endpoint), "b": str(b.endpoint)},
         message=w.message,
-        evidence={"a": ends[pl.a.id], "b": ends[pl.b.id]},
+        evidence={"a": ends[a.id], "b": ends[b.id]},
         fix=(Fix(w.port.switch, w.commands),) if w.commands else (),
-        impact={"summary": impact, **ctx.path_impact(pl)},
+        impact={"summary": impact, **w.impact, **ctx.path_impact(pl)},
         entities=(pl.link.id,),
     )
 
@@ -102,7 +132,7 @@ def uplink_trust(ctx: CheckContext) -> Iterator[Finding]:
     base = ctx.baseline
     if base.switch_trust is None:
         return
-    out = _PerSwitch(
+    out = PerSwitch(
         "QOS-TRUST",
         Severity.CRITICAL,
         "RoCE arriving over this link is classified by another field than on the rest of the path: it lands in "
@@ -117,7 +147,7 @@ def uplink_trust(ctx: CheckContext) -> Iterator[Finding]:
         fix = ctx.cli(port.switch).trust_dscp(port.name, entries) if base.switch_trust == "dscp" else ()
         message = f"{port.endpoint} (switch link) trusts {trust}; the fabric's switches trust {base.switch_trust}"
         evidence = {"trust": q.trust, "dscp_to_tc_map": q.dscp_map_name}
-        out.add("trust", f"{port.switch} switch-link ports trust {trust}", _Wrong(pl, port, message, evidence, fix))
+        out.add("trust", f"{port.switch} switch-link ports trust {trust}", Wrong(pl, port, message, evidence, fix))
     yield from out.findings(ctx)
 
 
@@ -131,7 +161,7 @@ def uplink_dscp_map(ctx: CheckContext, reported: Collection[tuple[str, str | Non
     if tc_wanted is None:
         return
     dscp = base.roce_dscp
-    out = _PerSwitch(
+    out = PerSwitch(
         "QOS-DSCP-MAP",
         Severity.ERROR,
         "RoCE crossing this switch is queued and paused in another class than on the rest of the path",
@@ -156,7 +186,7 @@ def uplink_dscp_map(ctx: CheckContext, reported: Collection[tuple[str, str | Non
         evidence = {"dscp_to_tc_map": map_name, "roce_dscp": dscp, "tc": tc, "pfc_enabled": sorted(q.pfc_enabled)}
         config = f"DSCP_TO_TC_MAP|{map_name}" if map_name else "dscp-map"
         summary = f"{port.switch} maps RoCE DSCP {dscp} to TC {tc} in {config}{note}"
-        out.add(config, summary, _Wrong(pl, port, message, evidence, fix))
+        out.add(config, summary, Wrong(pl, port, message, evidence, fix))
     out.impact += "; where that class is lossy, " + DROPS
     yield from out.findings(ctx, lambda w: Severity.CRITICAL if w.port.id in lossy_ends else Severity.ERROR)
 
@@ -164,7 +194,7 @@ def uplink_dscp_map(ctx: CheckContext, reported: Collection[tuple[str, str | Non
 def uplink_cnp(ctx: CheckContext) -> Iterator[Finding]:
     """QOS-CNP on switch links: CNPs crossing a switch link leave through a strict, unpaused queue."""
     base = ctx.baseline
-    out = _PerSwitch(
+    out = PerSwitch(
         "QOS-CNP",
         Severity.ERROR,
         "congestion notifications crossing this link wait behind the data they are about: senders slow down "
@@ -199,35 +229,37 @@ def uplink_cnp(ctx: CheckContext) -> Iterator[Finding]:
         out.add(
             f"queue {index}",
             f"{port.switch} switch-link ports: {', '.join(problems)}",
-            _Wrong(pl, port, message, evidence, fix),
+            Wrong(pl, port, message, evidence, fix),
         )
     yield from out.findings(ctx)
 
 
 def uplink_pfcwd(ctx: CheckContext) -> Iterator[Finding]:
-    """QOS-PFCWD on switch links: every lossless priority of a switch-link port is watched."""
-    base = ctx.baseline
-    out = _PerSwitch(
+    """QOS-PFCWD on switch links: every lossless priority of a switch-link port is watched by a watchdog that
+    breaks storms (``drop``), within the timers the switch's own configuration asks (see :mod:`.pfcwd`)."""
+    out = PerSwitch(
         "QOS-PFCWD",
         Severity.WARNING,
         "a pause storm from the next switch (a stuck NIC behind it) holds this port forever and spreads to every "
         "leaf behind it",
     )
+    watch: dict[str, SwitchWatchdog] = {}
     for pl, port in _ends(ctx):
-        q = port.qos
-        if q is None or not q.pfc_enabled:
+        switch = ctx.fabric.switches.get(port.switch)
+        if switch is None:
             continue
-        unwatched = q.pfc_enabled - q.pfcwd_priorities
-        if q.pfcwd is not None and not unwatched:
+        sw = watch.get(switch.name)
+        if sw is None:
+            sw = watch[switch.name] = SwitchWatchdog.of(ctx, switch)
+        verdict = judge_port(ctx, port, sw)
+        if verdict is None:
             continue
-        wd = base.pfcwd or q.pfcwd
-        fix = ctx.cli(port.switch).pfc_watchdog(port.name, q.pfc_enabled, wd if q.pfcwd is None else None)
-        missing = "no watchdog entry" if q.pfcwd is None else f"priorities {sorted(unwatched)} unwatched"
-        message = f"PFC watchdog off on {port.endpoint} (switch link): {missing}"
-        evidence = {"pfc_enabled": sorted(q.pfc_enabled), "pfcwd_priorities": sorted(q.pfcwd_priorities)}
-        out.add(
-            "pfcwd",
-            f"PFC watchdog off on {port.switch} switch-link ports: {missing}",
-            _Wrong(pl, port, message, evidence, fix),
-        )
+        if verdict.missing is not None and len(verdict.problems) == 1:
+            message = f"PFC watchdog off on {port.endpoint} (switch link): {verdict.missing}"
+            summary = f"PFC watchdog off on {port.switch} switch-link ports: {verdict.missing}"
+        else:
+            message = f"PFC watchdog on {port.endpoint} (switch link): {verdict.summary}"
+            summary = f"PFC watchdog on {port.switch} switch-link ports: {verdict.summary}"
+        wrong = Wrong(pl, port, message, verdict.evidence, verdict.commands, severity=verdict.severity)
+        out.add(f"{verdict.config} (switch links)", summary, wrong)  # apart from the host ports' finding
     yield from out.findings(ctx)

@@ -18,6 +18,7 @@ from unifab.cli.collect import COLLECT_HELP, collect
 from unifab.cli.common import EXIT_HELP, UnifabGroup
 from unifab.cli.demo import demo
 from unifab.cli.health import HEALTH_HELP, health
+from unifab.cli.jobs import JOBS_HELP, jobs
 from unifab.cli.parse import PARSE_HELP, parse
 from unifab.cli.render import render_command
 from unifab.cli.serve import serve_app
@@ -88,6 +89,7 @@ app.command(help=PARSE_HELP)(parse)
 app.command(help=COLLECT_HELP)(collect)
 app.command()(demo)
 app.command(help=HEALTH_HELP)(health)
+app.command(help=JOBS_HELP)(jobs)
 app.command("render")(render_command)
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
 app.add_typer(agent_app, name="agent", no_args_is_help=True)

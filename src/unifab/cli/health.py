@@ -29,8 +29,8 @@ __all__ = ["HEALTH_HELP", "health"]
 HEALTH_HELP = """Find incidents in a bundle's telemetry: one root cause each, the jobs it hurts, what to do.
 
 Reads the counter series of telemetry/*.om (OpenMetrics with timestamps; docs/health.md) or, with --prometheus,
-the same metrics from a Prometheus-compatible TSDB; the bundle gives the topology, the jobs and the
-configuration findings.
+the same metrics from a Prometheus-compatible TSDB, plus kernel logs (Xid), NCCL logs (completion errors) and the
+transceivers' DOM; the bundle gives the topology, the jobs and the configuration findings.
 
 Example: unifab health ./bundle
 
@@ -68,6 +68,7 @@ def health(
 ) -> None:
     from unifab.checks.runner import run_checks
     from unifab.health.engine import run_health
+    from unifab.health.events import read_events
     from unifab.health.prometheus import PrometheusError, read_prometheus
     from unifab.health.series import read_bundle
     from unifab.sources import as_source_path
@@ -86,11 +87,15 @@ def health(
     else:
         store = read_bundle(as_source_path(bundle), fabric)
         source = str(bundle)
-    if not store.series:
+    span = store.span()
+    year = datetime.fromtimestamp(span[1] if span else datetime.now(UTC).timestamp(), UTC).year
+    events = read_events(as_source_path(bundle), fabric, year)
+    if not store.series and not events.files:
         where = prometheus or f"{bundle}/telemetry/*.om"
         first = f" ({store.problems[0]})" if store.problems else ""
-        fail(f"no counter series in {where}{first}: nothing to judge health by")
-    result = run_health(fabric, store, run_checks(fabric))
+        logs = "no telemetry/kernel or telemetry/nccl log"
+        fail(f"no counter series in {where} and {logs}{first}: nothing to judge health by")
+    result = run_health(fabric, store, run_checks(fabric), events=events)
     if output is OutputFormat.JSON:
         from unifab.health.engine import document
         from unifab.jsonify import dumps

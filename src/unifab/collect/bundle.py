@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -105,17 +105,10 @@ def report_never_collected(root: SourcePath, present: Collection[str], problems:
     all (``collect-manifest.json`` records the attempt; a device with earlier data is ``INPUT-STALE`` instead):
     a device that was never read must not vanish from the report because its directory does not exist."""
     path = root / layout.COLLECT_MANIFEST
-    if not path.is_file():
+    doc = _json_record(path, problems)
+    if doc is None:
         return
-    try:
-        doc = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        problems.unreadable(path, f"cannot read: {exc.strerror or exc}")
-        return
-    except orjson.JSONDecodeError as exc:
-        problems.unreadable(path, f"expected a JSON object ({exc.msg})", line=exc.lineno)
-        return
-    devices = doc.get("devices") if isinstance(doc, dict) else None
+    devices = doc.get("devices")
     if not isinstance(devices, dict):
         problems.unreadable(path, "expected a JSON object with a 'devices' object")
         return
@@ -292,21 +285,30 @@ def _load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | N
     return None, []
 
 
+def _json_record(path: SourcePath, problems: Problems, device: str | None = None) -> dict[str, Any] | None:
+    """A record unifab wrote (``collect.json``, ``collect-manifest.json``) as a JSON object; ``None`` when it is
+    absent, or unreadable (then an ``INPUT-UNREADABLE`` says why)."""
+    if not path.is_file():
+        return None
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        problems.unreadable(path, f"cannot read: {exc.strerror or exc}", device=device)
+        return None
+    except orjson.JSONDecodeError as exc:
+        problems.unreadable(path, f"expected a JSON object ({exc.msg})", line=exc.lineno, device=device)
+        return None
+    if not isinstance(doc, dict):
+        problems.unreadable(path, "expected a JSON object", device=device)
+        return None
+    return doc
+
+
 def _report_stale(switch_dir: SourcePath, problems: Problems) -> None:
     """``INPUT-STALE`` when the switch's ``collect.json`` records a failed last attempt (the files are older)."""
     record = switch_dir / layout.COLLECT_JSON
-    if not record.is_file():
-        return
-    try:
-        doc = orjson.loads(record.read_bytes())
-    except OSError as exc:
-        problems.unreadable(record, f"cannot read: {exc.strerror or exc}", device=switch_dir.name)
-        return
-    except orjson.JSONDecodeError as exc:
-        problems.unreadable(record, f"expected a JSON object ({exc.msg})", line=exc.lineno, device=switch_dir.name)
-        return
-    if not isinstance(doc, dict):
-        problems.unreadable(record, "expected a JSON object", device=switch_dir.name)
+    doc = _json_record(record, problems, device=switch_dir.name)
+    if doc is None:
         return
     attempt = doc.get("last_attempt")
     if not isinstance(attempt, dict) or attempt.get("result") != "failed":

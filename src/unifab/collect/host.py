@@ -19,6 +19,7 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``cmd/ip-d-link.txt``                               every netdev's ``maxmtu`` (``ip -d link show``)
 ``cmd/rdma-statistic.txt``                         counters ``rdma:<name>`` the sysfs tree lacks
 ``cmd/lspci-vvv.txt``                              PCIe link of NICs and GPUs, NUMA node, driver, ACS on bridges
+``cmd/lsmod.txt``                                  loaded kernel modules (``lsmod`` or ``/proc/modules``)
 ``cmd/nvidia-smi-q.xml``                           GPU identity, PCIe link, driver and CUDA versions
 ``cmd/nvidia-smi-topo-m.txt``                      GPU NUMA node and closest NIC
 ``cmd/nccl-topo.xml``                              GPU and NIC PCI addresses, NUMA nodes, closest NIC (fallback)
@@ -73,6 +74,7 @@ from unifab.parse.host import (
     ibv_devinfo,
     ip_link,
     lldpcli,
+    lsmod,
     lspci,
     mlnx_qos,
     nccl_topo,
@@ -102,6 +104,7 @@ from unifab.layout import (
     IBV_DEVINFO,
     IP_LINK,
     LLDPCLI,
+    LSMOD,
     LSPCI,
     MLNX_QOS_DIR,
     MLX5_DEBUGFS,
@@ -122,6 +125,7 @@ __all__ = [
     "PCIE_GEN_GTS",
     "RELATION_RANK",
     "T",
+    "failed_attempt",
     "load_host",
     "parse_collect_json",
     "parse_mtu",
@@ -173,8 +177,12 @@ class _HostReader:
         self.name = host_dir.name
         self.problems = problems
         self.reported: set[str] = set()  # bundle-relative paths already named INPUT-MISSING
-        for rel, reason in self.parse(COLLECT_JSON, parse_collect_json) or ():
+        collected = self.parse(COLLECT_JSON, parse_collect_json)
+        for rel, reason in collected or ():
             self.missing(rel, reason)
+        attempt = self.parse(COLLECT_JSON, failed_attempt) if collected is not None else None
+        if attempt is not None:  # the agent's last collect failed: what is here is an earlier collect's
+            self.problems.stale(self.dir / COLLECT_JSON, self.name, *attempt, kind="host")
         self.lspci = self.parse(LSPCI, lspci.parse)
         self.pci = self.lspci.by_bdf() if self.lspci else {}
         self.nccl = self.parse(NCCL_TOPO, nccl_topo.parse)
@@ -247,6 +255,9 @@ class _HostReader:
             gpu_driver=gpu_driver,
             cuda_version=self.smi_q.cuda_version if self.smi_q else None,
             acs_enabled_bridges=_acs_bridges(self.lspci) if self.lspci else None,
+            acs_redirect=self.lspci.acs_redirect() if self.lspci else None,
+            pci_parents={d.bdf: d.parent for d in self.lspci.devices if d.parent} if self.lspci else {},
+            kernel_modules=modules.names() if (modules := self.parse(LSMOD, lsmod.parse)) is not None else None,
         )
 
     # --- NICs ---------------------------------------------------------------------------------------
@@ -495,6 +506,9 @@ class _HostReader:
             roce_mode=roce.mode if roce else None,
             source=source,
             dcbx=qos.dcbx,
+            # buffer_owner stays unknown: mlnx_qos, dcb and sysfs do not print it (firmware PFCC.buf_ownership
+            # since linux 451d2849ea66, the driver's manual_buffer flag before), so no collected file says it
+            buffer_owner=None,
         )
 
     def _bnxt_qos(self, rdma: str | None, qos_path: SourcePath) -> NicQos | None:
@@ -742,6 +756,22 @@ def parse_uevent(text: str, source: str) -> dict[str, str]:
     if not out:
         raise ParseError(source, "expected 'KEY=value' lines, got empty text", line=1)
     return out
+
+
+def failed_attempt(text: str, source: str) -> tuple[str | None, str | None, str | None] | None:
+    """``collect.json``'s failed ``last_attempt`` as (data from, failed at, reason), else ``None``.
+
+    Called after :func:`parse_collect_json` accepted the file, so only the attempt's own fields are judged."""
+    data = orjson.loads(text)
+    attempt = data.get("last_attempt") if isinstance(data, dict) else None
+    if not isinstance(attempt, dict) or attempt.get("result") != "failed":
+        return None
+
+    def text_of(value: object) -> str | None:
+        return value if isinstance(value, str) and value else None
+
+    failed_at = text_of(attempt.get("finished")) or text_of(attempt.get("started"))
+    return text_of(data.get("finished")), failed_at, text_of(attempt.get("reason"))
 
 
 def parse_collect_json(text: str, source: str) -> tuple[tuple[str, str], ...]:

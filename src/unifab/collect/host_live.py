@@ -75,6 +75,7 @@ HOST_COMMANDS = (
     Command(layout.UNAME, ("uname", "-r")),
     Command(layout.LLDPCLI, ("lldpcli", "-f", "json0", "show", "neighbors", "details")),
     Command(layout.IP_LINK, ("ip", "-d", "link", "show")),
+    Command(layout.LSMOD, ("lsmod",), fallback=("cat", "/proc/modules")),
 )
 
 
@@ -179,15 +180,41 @@ def collect_host(
         staging = Path(tempfile.mkdtemp(prefix=f".collect-{name}-", dir=out_dir))
     except OSError as exc:
         raise UsageError(f"cannot write to --out {out_dir}: {exc.strerror}") from None
+    started = _now()
+    target = out_dir / "hosts" / name
     try:
         collector = _Collector(root, staging, run or SubprocessRunner(), timeout)
         nics = collector.collect()
-        target = out_dir / "hosts" / name
         _replace(staging, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if not isinstance(exc, KeyboardInterrupt):
+            _mark_failed(target, started, exc)
+        if isinstance(exc, OSError):  # the disk filled up, the bundle became unwritable: say so, exit 2
+            raise UsageError(f"cannot collect {name} into {out_dir}: {exc.strerror or exc}") from None
         raise
     return CollectReport(name, target, tuple(collector.files), tuple(collector.missing), tuple(nics))
+
+
+def _mark_failed(target: Path, started: str, exc: BaseException) -> None:
+    """Record a failed collect in the host's previous ``collect.json`` (``last_attempt``), so its older files are
+    read as stale (``INPUT-STALE``), never as current. Best effort: with no previous data there is nothing to
+    mark, and a disk that cannot take the marker cannot take the data either (the error says so)."""
+    record = target / layout.COLLECT_JSON
+    try:
+        doc = orjson.loads(record.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return
+    if not isinstance(doc, dict):
+        return
+    reason = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)[:500]
+    doc["last_attempt"] = {"started": started, "finished": _now(), "result": "failed", "reason": reason}
+    partial = record.with_name(f".{record.name}.{os.getpid()}")
+    try:
+        partial.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        partial.replace(record)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def _replace(staging: Path, target: Path) -> None:

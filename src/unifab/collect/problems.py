@@ -141,9 +141,16 @@ class Problems:
         )
 
     def stale(
-        self, path: SourcePath, device: str, data_from: str | None, failed_at: str | None, reason: str | None
+        self,
+        path: SourcePath,
+        device: str,
+        data_from: str | None,
+        failed_at: str | None,
+        reason: str | None,
+        kind: str = "switch",
     ) -> None:
-        """``device``'s last collect failed and its files are an earlier collect's (``path``: its collect.json)."""
+        """``device``'s last collect failed and its files are an earlier collect's (``path``: its collect.json);
+        ``kind``: ``"switch"`` or ``"host"`` (the agent's collect)."""
         age = f"from {data_from}" if data_from else "of unknown age"
         why = (reason or "no reason recorded")[:MAX_REASON]
         message = (
@@ -154,7 +161,7 @@ class Problems:
             Finding(
                 check="INPUT-STALE",
                 severity=Severity.ERROR,
-                subject={"kind": "switch", "id": f"switch:{device}", "device": device, "path": self.rel(path)},
+                subject={"kind": kind, "id": f"{kind}:{device}", "device": device, "path": self.rel(path)},
                 message=message,
                 evidence={
                     "device": device,
@@ -163,7 +170,7 @@ class Problems:
                     "failed_at": failed_at,
                     "reason": why,
                 },
-                entities=(f"switch:{device}",),
+                entities=(f"{kind}:{device}",),
             )
         )
 

@@ -46,6 +46,7 @@ def load_jobs(sched_dir: SourcePath, problems: Problems) -> dict[str, Job]:
                 nccl_ib_tc=nccl.ib_tc if nccl else None,
                 nccl_ib_sl=nccl.ib_sl if nccl else None,
                 nccl_ib_hca=nccl.ib_hca.raw if nccl and nccl.ib_hca else None,
+                nccl_ib_gid_index=nccl.ib_gid_index if nccl else None,
                 env_known=bool(env),
                 tc_conflict="NCCL_IB_TC" in raw.env_conflicts,
             )

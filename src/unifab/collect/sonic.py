@@ -67,6 +67,8 @@ def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) ->
         hwsku=sw.hwsku,
         platform=sw.platform,
         buffers=_buffers(sw.buffer_inputs),
+        pfcwd_poll_ms=_int(sw.pfc_wd.get("GLOBAL", {}).get("POLL_INTERVAL")),
+        pfcwd_default=None if sw.default_pfcwd_status is None else sw.default_pfcwd_status.lower() == "enable",
     )
 
 

@@ -17,10 +17,16 @@ from unifab.model import Endpoint
 
 __all__ = [
     "DETECTORS",
+    "ECN_ABSENT",
     "FEC",
+    "GPU_XID",
     "LINK_FLAP",
     "LOSSLESS_DROPS",
+    "NCCL_ERROR",
+    "NODE_DOWN",
+    "OPTICS",
     "PFC_STORM",
+    "SWITCH_DOWN",
     "Symptom",
     "Thresholds",
     "detect",
@@ -30,6 +36,12 @@ LINK_FLAP = "HEALTH-LINK-FLAP"
 FEC = "HEALTH-FEC"
 LOSSLESS_DROPS = "HEALTH-LOSSLESS-DROPS"
 PFC_STORM = "HEALTH-PFC-STORM"
+OPTICS = "HEALTH-OPTICS"
+ECN_ABSENT = "HEALTH-ECN-ABSENT"
+GPU_XID = "HEALTH-GPU-XID"
+NODE_DOWN = "HEALTH-NODE-DOWN"
+SWITCH_DOWN = "HEALTH-SWITCH-DOWN"
+NCCL_ERROR = "HEALTH-NCCL-ERROR"
 
 FLAP_COUNTERS = ("carrier_changes", "link_down")
 FEC_COUNTERS = ("fec_uncorrectable", "symbol_errors", "crc_errors")
@@ -41,6 +53,12 @@ DETECTORS = {
     FEC: "errors FEC could not correct (uncorrectable FEC blocks, symbol or CRC errors), interval after interval",
     LOSSLESS_DROPS: "RoCE packets lost on a lossless class (out-of-sequence, packet sequence errors, ACK timeouts)",
     PFC_STORM: "the end sent PFC pause most of the time (its receive path is stuck and stalls its peer)",
+    OPTICS: "a transceiver's DOM (rx/tx power, bias, temperature, voltage) beyond its own alarm or warning levels",
+    ECN_ABSENT: "a NIC paused by PFC again and again with no ECN mark or CNP: congestion control is not working",
+    GPU_XID: "a GPU logged an Xid the vendor's catalog treats as a hardware or driver fault",
+    NODE_DOWN: "a host or NIC went silent (its series stop) or lost every link, while the rest reports",
+    SWITCH_DOWN: "a switch went silent or lost every link at once, while the rest reports",
+    NCCL_ERROR: "NCCL work requests failed (completion errors) between NICs whose paths share one link",
 }
 
 
@@ -59,6 +77,12 @@ class Thresholds:
     pause_share: float = 0.5  # share of an interval the end spent sending pause ...
     pause_intervals: int = 3  # ... in this many intervals ...
     pause_window_s: float = 300.0  # ... within 5 minutes
+    ecn_pause_share: float = 0.1  # share of an interval a NIC was paused (PFC received) ...
+    ecn_intervals: int = 3  # ... in this many intervals ...
+    ecn_window_s: float = 600.0  # ... within 10 minutes, with no ECN mark or CNP in that time
+    down_after_s: float = 300.0  # a device silent (or a link down) this long while the others report: down
+    nccl_peers: int = 2  # NCCL completion errors with this many distinct peers through one link, from both ends
+    optics_warnings: bool = True  # DOM beyond a warning level (not only an alarm) is a symptom
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from unifab.health.detect import Symptom, Thresholds, detect
+from unifab.health.detect_events import gpu_xid, nccl_errors, optics
+from unifab.health.detect_state import detect_state
+from unifab.health.events import EventStore
 from unifab.health.localize import Incident, iso, localize
 from unifab.health.series import SeriesStore, gap_count
 from unifab.model import Fabric, Finding
@@ -25,10 +28,28 @@ class HealthResult:
 
 
 def run_health(
-    fabric: Fabric, store: SeriesStore, findings: Iterable[Finding] = (), thresholds: Thresholds | None = None
+    fabric: Fabric,
+    store: SeriesStore,
+    findings: Iterable[Finding] = (),
+    thresholds: Thresholds | None = None,
+    events: EventStore | None = None,
 ) -> HealthResult:
-    """Detect over every series, then localize through ``fabric``; ``findings``: the checks' findings to attach."""
-    symptoms = detect(store, thresholds)
+    """Detect over every series and event, then localize through ``fabric``; ``findings``: the checks' findings.
+
+    Evidence without a time of its own (a DOM reading, a log without wall-clock stamps) is dated by the series:
+    a DOM reading at their end (when the bundle was read), a log event at their start.
+    """
+    t = thresholds or Thresholds()
+    symptoms = detect(store, t) + detect_state(store, t)
+    span = store.span()
+    first, last = span if span is not None else (0.0, 0.0)
+    problems = list(store.problems)
+    if events is not None:
+        symptoms += optics(events.modules, t, last)
+        symptoms += gpu_xid(events.xids, fabric, first)
+        symptoms += nccl_errors(events.nccl, fabric, t, first)
+        problems += events.problems
+    symptoms.sort(key=lambda s: (s.entity, s.detector, s.counter))
     incidents = localize(fabric, symptoms, findings)
     gaps = sum(gap_count(s) for s in store.series.values())
     return HealthResult(
@@ -37,8 +58,8 @@ def run_health(
         len(store),
         sum(len(s.times) for s in store.series.values()),
         gaps,
-        store.span(),
-        tuple(store.problems),
+        span,
+        tuple(problems),
     )
 
 

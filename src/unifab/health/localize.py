@@ -2,12 +2,22 @@
 
 The rules, most encompassing first (each symptom is explained by one incident):
 
+0. a device that is down (its series stop, or every one of its links went down at once) → that **host**,
+   **switch** or **NIC**, with the link-down symptoms its far ends see; a lone end whose link went down and stayed
+   down → the **link**;
 1. every NIC of a host shows a symptom → the **host** (power, PCIe, a firmware hang: not eight cables at once);
 2. every linked port of a switch shows a link symptom (at the switch or at its peer) → the **switch**;
 3. a link symptom (flap, uncorrected errors) on both ends of one link → the **link** (the cable or its optics);
 4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
 5. lossless drops on a NIC → the **NIC** (with the configuration findings on its path, which can explain them);
-6. a PFC storm → the end that sends the pauses (its receive path is stuck).
+6. a PFC storm → the end that sends the pauses (its receive path is stuck);
+7. PFC pause without ECN marks or CNPs → the **NIC** (with the configuration findings on its path);
+8. a GPU Xid the catalog treats as a fault → the **GPU**, with the vendor's action;
+9. NCCL completion errors blamed on one NIC's link → the incident already on that link or its ends, else the
+   **link**.
+
+A DOM alarm or warning (HEALTH-OPTICS) counts as an error symptom of its end in rules 3 and 4: with uncorrected
+errors at the same end it makes the optic the root cause with more confidence.
 
 Then impact (the jobs whose hosts the root cause touches, and their GPU-hours at risk per hour: a stalled job
 wastes every GPU it holds) and the actions an operator runs: drain the hosts, shut a flapping link in the switch's
@@ -22,7 +32,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from unifab.errors import UsageError
-from unifab.health.detect import FEC, LINK_FLAP, LOSSLESS_DROPS, PFC_STORM, Symptom
+from unifab.health.detect import (
+    ECN_ABSENT,
+    FEC,
+    GPU_XID,
+    LINK_FLAP,
+    LOSSLESS_DROPS,
+    NCCL_ERROR,
+    NODE_DOWN,
+    OPTICS,
+    PFC_STORM,
+    SWITCH_DOWN,
+    Symptom,
+)
 from unifab.model import Endpoint, Fabric, Finding, Link, host_id, switch_id
 from unifab.parse.sched import hostlist
 from unifab.platforms import platform, safe_name
@@ -31,7 +53,20 @@ from unifab.render.switch_cli import finish
 
 __all__ = ["Action", "Incident", "iso", "localize"]
 
-LINK_DETECTORS = frozenset({LINK_FLAP, FEC})
+LINK_DETECTORS = frozenset({LINK_FLAP, FEC, OPTICS})
+DOWN = frozenset({NODE_DOWN, SWITCH_DOWN})
+_NAMES = {
+    LINK_FLAP: "flaps",
+    FEC: "uncorrected errors",
+    OPTICS: "DOM beyond its levels",
+    LOSSLESS_DROPS: "lossless drops",
+    PFC_STORM: "PFC storm",
+    ECN_ABSENT: "pause without ECN",
+    GPU_XID: "GPU Xid",
+    NODE_DOWN: "down",
+    SWITCH_DOWN: "down",
+    NCCL_ERROR: "NCCL completion errors",
+}
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
 
 
@@ -100,6 +135,7 @@ class _Draft:
     not_explained: tuple[str, ...] = ()
     shut: Endpoint | None = None  # the switch end of a link to shut
     replace: Endpoint | None = None  # the end whose optic to replace
+    advice: tuple[str, ...] = ()  # what to check or do, written as comments (printable text only)
 
 
 class _Topology:
@@ -129,8 +165,7 @@ class _Topology:
 
 
 def _what(symptoms: Sequence[Symptom]) -> str:
-    names = {LINK_FLAP: "flaps", FEC: "uncorrected errors", LOSSLESS_DROPS: "lossless drops", PFC_STORM: "PFC storm"}
-    return ", ".join(sorted({names[s.detector] for s in symptoms}))
+    return ", ".join(sorted({_NAMES[s.detector] for s in symptoms}))
 
 
 def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Finding] = ()) -> list[Incident]:
@@ -152,6 +187,8 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
             else:
                 by_end.pop(end, None)
         return out
+
+    drafts.extend(_down(fabric, topo, by_end, take))
 
     for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
         ends = [n.endpoint for n in host.nics.values()]
@@ -192,14 +229,22 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
         got = take([end], LINK_DETECTORS)
         entity = got[0].entity
         far = f"the far end {peer} shows nothing" if peer is not None else "the far end is not known (no link)"
-        if any(s.detector == FEC for s in got):
+        if any(s.detector in (FEC, OPTICS) for s in got):
             root = f"optic:{end.node}:{end.port}"
-            summary = f"{end} alone receives uncorrected errors: its optic (or a dirty connector at this end)"
+            dom = [s for s in got if s.detector == OPTICS]
+            errors = any(s.detector == FEC for s in got)
+            confidence = 0.9 if dom and errors else 0.75 if errors else 0.8 if dom[0].peak >= 2 else 0.6
+            if dom:
+                summary = f"{end}'s module reports {dom[0].notes[0]}" + (
+                    ", and the end receives uncorrected errors: its optic" if errors else ": its optic"
+                )
+            else:
+                summary = f"{end} alone receives uncorrected errors: its optic (or a dirty connector at this end)"
             drafts.append(
                 _Draft(
                     "optic",
                     root,
-                    0.75,
+                    confidence,
                     got,
                     summary,
                     hosts,
@@ -226,9 +271,105 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
             summary = f"{end} sends PFC pause most of the time: its receive path is stuck and stalls its peer"
             drafts.append(_Draft(entity.split(":", 1)[0], entity, 0.7, got, summary, topo.link_hosts([end])))
 
+    for end in sorted(by_end):
+        got = take([end], frozenset({ECN_ABSENT}))
+        if got:
+            owner = topo.host_of(end)
+            summary = (
+                f"{got[0].entity} is paused by PFC again and again with no ECN mark or CNP: congestion control is "
+                "not working (ECN off on the switch queue, or DCQCN off on the NICs)"
+            )
+            drafts.append(_Draft("nic", got[0].entity, 0.6, got, summary, {owner} if owner else set()))
+    for end in sorted(by_end):
+        for s in take([end], frozenset({GPU_XID})):
+            summary = f"{s.entity} logged {s.counter.replace('xid', 'Xid')}: {s.notes[0]}"
+            drafts.append(_Draft("gpu", s.entity, 0.9, [s], summary, {end.node}, advice=s.notes))
+    for end in sorted(by_end):
+        for s in take([end], frozenset({NCCL_ERROR})):
+            _nccl(s, topo, drafts)
+
     known = list(findings)
     incidents = [_finish(d, topo, known) for d in drafts]
     return sorted(incidents, key=lambda i: (i.start, i.root))
+
+
+_Take = Callable[[Iterable[Endpoint], frozenset[str] | None], list[Symptom]]
+
+
+def _down(fabric: Fabric, topo: _Topology, by_end: dict[Endpoint, list[Symptom]], take: _Take) -> list[_Draft]:
+    """Rule 0: dead devices (silent, or every link down at once), then dead NICs, then links down at one end."""
+    drafts: list[_Draft] = []
+
+    def down_at(end: Endpoint) -> bool:
+        return any(s.detector in DOWN for s in by_end.get(end, []))
+
+    def far_ends(ends: Iterable[Endpoint]) -> list[Endpoint]:
+        return [p for e in ends if (p := topo.peer(e)) is not None]
+
+    def end_down(end: Endpoint) -> bool:
+        return down_at(end) or any(down_at(p) for p in far_ends([end]))
+
+    for host in sorted(fabric.hosts.values(), key=lambda h: h.name):
+        ends = [n.endpoint for n in host.nics.values()]
+        silent = down_at(Endpoint(host.name, ""))
+        if not silent and not (len(ends) >= 2 and all(map(end_down, ends))):
+            continue
+        got = take([Endpoint(host.name, ""), *ends], None) + take(far_ends(ends), DOWN | LINK_DETECTORS)
+        why = "its series stop while the rest reports" if silent else f"all {len(ends)} of its links went down"
+        advice = ("check the host through its BMC (power, kernel panic, hung PCIe) and power-cycle it",)
+        summary = f"{host.name} is down: {why}"
+        drafts.append(_Draft("host", host_id(host.name), 0.9, got, summary, {host.name}, advice=advice))
+    for switch in sorted(fabric.switches.values(), key=lambda s: s.name):
+        ends = [p.endpoint for p in switch.ports.values() if p.endpoint in topo.link_of]
+        silent = down_at(Endpoint(switch.name, ""))
+        if not silent and not (len(ends) >= 2 and all(map(end_down, ends))):
+            continue
+        got = take([Endpoint(switch.name, ""), *ends], DOWN | LINK_DETECTORS) + take(far_ends(ends), DOWN)
+        why = "its series stop while the rest reports" if silent else f"all {len(ends)} linked ports went down"
+        summary = f"{switch.name} is down: {why}; {len(ends)} links lost"
+        advice = ("check the switch's power supplies and console; its hosts' links through it are lost until then",)
+        hosts = topo.link_hosts(ends)
+        drafts.append(_Draft("switch", switch_id(switch.name), 0.9, got, summary, hosts, advice=advice))
+    for end in sorted(by_end):
+        if end not in by_end or not down_at(end) or fabric.nic_at(end) is None:
+            continue
+        got = take([end], DOWN | LINK_DETECTORS) + take(far_ends([end]), DOWN | LINK_DETECTORS)
+        nic = fabric.nic_at(end)
+        assert nic is not None
+        summary = f"{nic.id} is down (its link, and its series or link state) while {end.node} still reports"
+        drafts.append(_Draft("nic", nic.id, 0.8, got, summary, {end.node}))
+    for end in sorted(by_end):
+        if end not in by_end or not down_at(end):
+            continue
+        link = topo.link_of.get(end)
+        got = take([end], DOWN)
+        if link is None:
+            drafts.append(_Draft(got[0].entity.split(":", 1)[0], got[0].entity, 0.5, got, f"{end} is down", set()))
+            continue
+        summary = f"{link.id.removeprefix('link:')} went down and stayed down: the cable, or the far end's module"
+        drafts.append(
+            _Draft("link", link.id, 0.6, got, summary, topo.link_hosts([end]), ("the far end reports nothing",))
+        )
+    return drafts
+
+
+def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft]) -> None:
+    """Rule 9: NCCL's errors join the incident already on the blamed link or its ends, else make one on the link."""
+    link = topo.link_of.get(symptom.endpoint)
+    ends = {link.a, link.b} if link is not None else {symptom.endpoint}
+    roots = {symptom.entity} | {f"optic:{e.node}:{e.port}" for e in ends}
+    for draft in drafts:
+        if draft.root in roots or any(s.endpoint in ends for s in draft.symptoms):
+            draft.symptoms.append(symptom)
+            draft.confidence = min(0.95, draft.confidence + 0.05)
+            return
+    summary = (
+        f"NCCL completion errors ({symptom.counter}) with {symptom.intervals} peers all cross "
+        f"{symptom.entity.removeprefix('link:')}, reported from both of its sides: the link or its NIC"
+    )
+    not_explained = ("no counter of the link shows errors: check its FEC/CRC counters and reseat the cable",)
+    hosts = topo.link_hosts([symptom.endpoint])
+    drafts.append(_Draft("link", symptom.entity, 0.7, [symptom], summary, hosts, not_explained))
 
 
 def _touched(draft: _Draft, topo: _Topology) -> set[str]:
@@ -250,13 +391,13 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
     touched = _touched(draft, topo)
     related = tuple(f for f in findings if touched.intersection(f.entities))
     confidence, not_explained = draft.confidence, draft.not_explained
-    if draft.kind == "nic":
+    if draft.kind == "nic" and any(s.detector in (LOSSLESS_DROPS, ECN_ABSENT) for s in draft.symptoms):
         if related:
             confidence = 0.8
         else:
             not_explained = (
                 *not_explained,
-                "no configuration finding on this NIC's link explains the drops: look further along its paths",
+                "no configuration finding on this NIC's link explains it: look further along its paths",
             )
     hosts = tuple(sorted(draft.hosts))
     jobs = tuple(sorted(j.id for j in fabric.jobs.values() if draft.hosts.intersection(j.hosts)))
@@ -271,6 +412,9 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
         actions.append(_shutdown(fabric, draft.shut))
     if draft.replace is not None:
         actions.append(_replace(fabric, draft.replace))
+    if draft.advice:
+        text = tuple(f"# {_UNPRINTABLE.sub('?', a)}" for a in draft.advice)
+        actions.append(Action("advice", draft.root, text, "what to check or do on the device itself"))
     return Incident(
         draft.kind,
         draft.root,

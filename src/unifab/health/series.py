@@ -62,6 +62,7 @@ class MetricSpec:
     width: int  # bits
     saturates: bool = False  # sticks at its maximum instead of wrapping (IB PMA error counters)
     qualifier: str = ""  # a label that splits the counter (``priority``), part of the series' identity
+    gauge: bool = False  # a state (1 up, 0 down), not a counter: never read through :func:`intervals`
 
 
 # Sample names (counters end in _total). node_* are node_exporter's own (netclass and infiniband collectors);
@@ -82,6 +83,14 @@ METRICS: dict[str, MetricSpec] = {
     "unifab_port_fec_uncorrectable_total": MetricSpec("fec_uncorrectable", INTERFACE, 64),
     "unifab_port_in_errors_total": MetricSpec("crc_errors", INTERFACE, 64),  # SAI_PORT_STAT_IF_IN_ERRORS
     "unifab_port_tx_pause_duration_us_total": MetricSpec("pause_tx_us", INTERFACE, 64, qualifier="priority"),
+    # congestion control: pause received (ethtool rx_prio<N>_pause_duration), ECN marks and CNPs (RDMA hw_counters)
+    "unifab_nic_rx_pause_duration_us_total": MetricSpec("pause_rx_us", NETDEV, 64, qualifier="priority"),
+    "unifab_rdma_np_ecn_marked_roce_packets_total": MetricSpec("ecn_marked", RDMA, 64),
+    "unifab_rdma_np_cnp_sent_total": MetricSpec("cnp_sent", RDMA, 64),
+    "unifab_rdma_rp_cnp_handled_total": MetricSpec("cnp_handled", RDMA, 64),
+    # link state gauges: node_exporter netclass node_network_up (operstate up), a switch port's oper status
+    "node_network_up": MetricSpec("oper_up", NETDEV, 64, gauge=True),
+    "unifab_port_oper_up": MetricSpec("oper_up", INTERFACE, 64, gauge=True),
 }
 PORT_LABELS = {NETDEV: "device", RDMA: "device", INTERFACE: "interface"}
 NODE_LABELS = ("instance", "host", "hostname", "switch")  # the first one present names the device

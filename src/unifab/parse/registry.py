@@ -141,6 +141,7 @@ FORMATS: dict[str, Format] = {
             "unifab.parse.host.ethtool_module",
             "ethtool -m <if>: SFF-8636/CMIS/SFF-8472 module EEPROM and DOM",
         ),
+        Format("lsmod", "unifab.parse.host.lsmod", "lsmod / /proc/modules: loaded kernel modules"),
         Format("lspci", "unifab.parse.host.lspci", "lspci -vvv [-nn] [-D]: PCIe devices, link cap/status, ACS, NUMA"),
         Format(
             "nvidia-smi-q", "unifab.parse.host.nvidia_smi_q", "nvidia-smi -q -x XML: per-GPU PCIe, ECC, remapped rows"

@@ -152,8 +152,8 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
         if (lk.a.node in hosts) == (lk.b.node in hosts):
             continue
         host_end, sw_end = (lk.a, lk.b) if lk.a.node in hosts else (lk.b, lk.a)
-        if sw_end.node not in fabric.switches:
-            continue
+        if sw_end.node not in fabric.switches and "plan" not in lk.sources:
+            continue  # a planned leaf that was not collected keeps its cell (its COVERAGE finding colours it)
         cell = leaves.get(sw_end.node)
         if cell is None:
             cell = leaves[sw_end.node] = LeafCell(sw_end.node, _su(sw_end.node), _rail(sw_end.node))

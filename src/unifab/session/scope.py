@@ -39,16 +39,17 @@ class Scope(enum.Enum):
 
 
 SCOPES: dict[str, Scope] = {
-    "QOS-TRUST": Scope.LINK,
+    "QOS-TRUST": Scope.FABRIC,  # switch-link ends are grouped per switch (checks.uplink_qos)
     "QOS-PFC-MISMATCH": Scope.LINK,
     "QOS-PFC-LOSSY-ROCE": Scope.LINK,
     "QOS-TC-OVERRIDE": Scope.LINK,
     "QOS-GLOBAL-PAUSE": Scope.LINK,
-    "QOS-PFCWD": Scope.LINK,
+    # grouped per switch over host and switch links, from switch-wide facts (start_default, the poll interval)
+    "QOS-PFCWD": Scope.FABRIC,
     "QOS-ECN-OFF": Scope.LINK,
     "QOS-DCQCN-OFF": Scope.LINK,
-    "QOS-CNP": Scope.LINK,
-    "QOS-HEADROOM": Scope.LINK,
+    "QOS-CNP": Scope.FABRIC,  # switch-link ends are grouped per switch (checks.uplink_qos)
+    "QOS-HEADROOM": Scope.FABRIC,  # a profile many uplinks share is one finding per switch
     "QOS-MTU": Scope.LINK,
     "QOS-CABLE-LEN": Scope.LINK,
     "LINK-SPEED": Scope.LINK,
@@ -75,14 +76,21 @@ Resolved = NicLink | PortLink
 
 
 def cabling_key(fabric: Fabric, kind: str, name: str, ends: Iterable[Endpoint]) -> tuple[object, ...]:
-    """What the cabling checks read from one device besides the links: a host NIC's rail, a switch's OS.
+    """What the cabling checks read from one device besides the links: a host NIC's rail and RDMA port state
+    (a dark port is TOPO-MISSING evidence of its own), a switch's OS.
 
     ``ends`` are the device's own endpoints on its links; the links themselves are compared separately.
     """
     if kind == "switch":
         switch = fabric.switches.get(name)
         return ("switch", switch.os if switch is not None else None)
-    return ("host", tuple((str(end), nic_rail(fabric, end)) for end in sorted(ends, key=str)))
+    return (
+        "host",
+        tuple(
+            (str(end), nic_rail(fabric, end), nic.port_state if (nic := fabric.nic_at(end)) is not None else None)
+            for end in sorted(ends, key=str)
+        ),
+    )
 
 
 def uplinks_key(fabric: Fabric, name: str) -> tuple[object, ...]:

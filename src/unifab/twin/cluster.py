@@ -87,6 +87,14 @@ class TwinNic:
     roce_mode: str = "RoCE v2"  # rdma_cm default_roce_mode
     vendor: str = "mlx5"  # "mlx5" (ConnectX-7) | "bnxt" (Broadcom Thor2), see twin.nic_variants
     driver: str = "ofed"  # "ofed" (MLNX_OFED/DOCA-OFED) | "upstream" (in-tree mlx5) | "bnxt" (Broadcom)
+    pcie_width: int = 16  # lanes the NIC's PCIe link trained at (capability x16)
+    gpu_pcie_width: int = 16  # lanes of the GPU behind the same PCIe switch (GPU <rail>)
+    acs_redirect: bool = False  # ACS P2P redirect on the downstream ports of this rail's PCIe switch
+    peermem: bool = True  # nvidia_peermem loaded (a host fact: every NIC of the host carries the same)
+    ipv4: bool = True  # the netdev has its RoCE IPv4 address (GIDs 2 and 3 exist)
+    roce_mtu: int | None = None  # RoCE active MTU when it is not the one the netdev MTU gives
+    dcbx: str = "os"  # mlnx_qos DCBX mode: "os" | "fw"
+    roce_tc_bw: int | None = None  # ETS share of the RoCE TC when it is not hardware.ETS_BW's
 
     @property
     def netdev(self) -> str:
@@ -183,6 +191,11 @@ class Cluster:
     # GPUs seated on a PCIe switch without a NIC (host -> GPU indexes): nvidia-smi topo -m and the NCCL
     # topology show their closest NIC across the CPU's host bridges instead of PIX.
     gpus_off_nic_switch: dict[str, set[int]] = field(default_factory=dict)
+    # Devices whose files the writer leaves out (planned and cabled, but not collected).
+    uncollected: set[str] = field(default_factory=set)
+    # Host ports (host, netdev) that are cabled and up but whose lldpd sees no neighbour (LLDP off on the far
+    # port, or a NIC firmware LLDP agent consuming the frames).
+    lldp_silent: set[tuple[str, str]] = field(default_factory=set)
 
     def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
         """Where the cable at ``node:port`` really goes: the plan's ``planned`` end unless a scenario moved it."""

@@ -6,10 +6,13 @@
 ground-truth format (kind, root cause entity, start, the jobs it hurts).
 
 Fault kinds: a flapping link (both ends count link-downs), a dirty optic (one end receives uncorrected errors,
-rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping). Faults never share a host
-or a link end. Background noise everywhere else is what a detector must not report: benign pause time, a single
+rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping), and the kinds of
+:mod:`unifab.twin.faults_extra` (dead leaf, host and NIC, an optic whose DOM alarms, GPU Xids, NCCL errors from a
+bad link). Faults never share a host or a link end (a GPU or NIC fault may share a host with another one).
+Background noise everywhere else is what a detector must not report: benign pause time, a single
 flap on some link, a few single-interval error blips, a NIC whose driver reloads (every counter reset), a 64-bit
-counter that wraps, and a host whose scrapes are missed for a while (a gap).
+counter that wraps, and a host whose scrapes are missed for a while (a gap); :func:`faults_extra.noise` adds its
+own. Every linked end also has a link-state gauge and healthy congestion-control counters (ECN marks, CNPs).
 """
 
 from __future__ import annotations
@@ -28,14 +31,23 @@ from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.health.openmetrics import Sample, dump
 from unifab.model import Endpoint, Fabric, Link, Nic, host_id
+from unifab.twin import faults_extra
 from unifab.twin.files import write_text
 from unifab.twin.scheduler_files import START_EPOCH
 
 __all__ = ["FAULT_KINDS", "TELEMETRY_START", "write_faults"]
 
 TELEMETRY_START = START_EPOCH + 3600  # an hour after the twin's jobs started
-FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead")
+FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", *faults_extra.KINDS)
 PRIO = "3"  # the RoCE priority the twin's QoS makes lossless
+_RDMA = {
+    "out_of_sequence": "out_of_sequence",
+    "packet_seq_err": "packet_seq_err",
+    "local_ack_timeout_err": "local_ack_timeout_err",
+    "ecn_marked": "np_ecn_marked_roce_packets",
+    "cnp_sent": "np_cnp_sent",
+    "cnp_handled": "rp_cnp_handled",
+}
 
 
 @dataclass(slots=True)
@@ -48,6 +60,7 @@ class _Counter:
     increments: list[int]
     width: int = 64
     resets: set[int] = field(default_factory=set)  # sample indices where the counter restarts from 0
+    stop: int | None = None  # samples from this index on are not written (the device or NIC died)
 
     def values(self) -> list[int]:
         out, value = [], self.start
@@ -75,9 +88,15 @@ class _Timelines:
         return per[key]
 
     def nic(self, nic: Nic, counter: str) -> _Counter:
-        if counter in ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err"):
+        if counter in _RDMA:
             return self.counter(
-                nic.host, f"unifab_rdma_{counter}_total", {"device": nic.rdma_dev or nic.netdev, "port": "1"}
+                nic.host, f"unifab_rdma_{_RDMA[counter]}_total", {"device": nic.rdma_dev or nic.netdev, "port": "1"}
+            )
+        if counter == "oper_up":
+            return self.counter(nic.host, "node_network_up", {"device": nic.netdev})
+        if counter == "pause_rx_us":
+            return self.counter(
+                nic.host, "unifab_nic_rx_pause_duration_us_total", {"device": nic.netdev, "priority": PRIO}
             )
         if counter == "carrier_changes":
             return self.counter(nic.host, "node_network_carrier_changes_total", {"device": nic.netdev}, width=32)
@@ -93,6 +112,7 @@ class _Timelines:
             "fec_uncorrectable": "unifab_port_fec_uncorrectable_total",
             "crc_errors": "unifab_port_in_errors_total",
             "pause_tx_us": "unifab_port_tx_pause_duration_us_total",
+            "oper_up": "unifab_port_oper_up",
         }
         labels = {"interface": end.port, **({"priority": PRIO} if counter == "pause_tx_us" else {})}
         return self.counter(end.node, names[counter], labels)
@@ -133,6 +153,14 @@ def _baseline(t: _Timelines, ends: list[Endpoint]) -> None:
         pause = t.end(end, "pause_tx_us")
         pause.start = rng.randrange(0, 10**9)
         pause.increments = [int(rng.uniform(0.0, 0.03) * t.step * 1e6) for _ in pause.increments]
+        t.end(end, "oper_up").start = 1
+        if nic is not None:  # healthy congestion control: a little pause received, ECN marks and CNPs now and then
+            rx = t.nic(nic, "pause_rx_us")
+            rx.increments = [int(rng.uniform(0.0, 0.03) * t.step * 1e6) for _ in rx.increments]
+            for name in ("ecn_marked", "cnp_sent", "cnp_handled"):
+                c = t.nic(nic, name)
+                c.start = rng.randrange(0, 10**6)
+                c.increments = [rng.randrange(0, 50) if rng.random() < 0.3 else 0 for _ in c.increments]
 
 
 def _jobs(fabric: Fabric, hosts: set[str]) -> list[str]:
@@ -148,6 +176,10 @@ class _Injector:
         self.t, self.times, self.rng = t, times, t.rng
         self.used_hosts: set[str] = set()
         self.used_ends: set[Endpoint] = set()
+        self.touched_hosts: set[str] = set()  # a NIC or GPU of the host is in a fault: no whole-host fault here
+        self.kernel: dict[str, list[tuple[float, str]]] = {}  # host -> (time, kernel log message)
+        self.nccl: list[tuple[float, str]] = []  # (time, NCCL log line without its time stamp)
+        self.modules: dict[tuple[str, str], str] = {}  # (host, netdev) -> an ethtool -m text to write instead
         fabric = t.fabric
         self.host_links = [lk for lk in fabric.links if fabric.nic_at(lk.a) or fabric.nic_at(lk.b)]
         self.switch_links = [lk for lk in fabric.links if lk not in self.host_links]
@@ -194,7 +226,10 @@ class _Injector:
                 errors.increments[i] += rng.randrange(5, 20) * (1 + k // 4)
                 crc.increments[i] += rng.randrange(1, 5)
             return self._truth(kind, "optic", f"optic:{end.node}:{end.port}", at, self._hosts_of(link))
-        hosts = sorted(h for h in t.fabric.hosts if h not in self.used_hosts and t.fabric.hosts[h].nics)
+        if kind in faults_extra.KINDS:
+            return faults_extra.inject(self, kind, at)
+        busy = self.used_hosts | self.touched_hosts
+        hosts = sorted(h for h in t.fabric.hosts if h not in busy and t.fabric.hosts[h].nics)
         if not hosts:
             return None
         host = t.fabric.hosts[rng.choice(hosts)]
@@ -262,14 +297,17 @@ class _Injector:
             reload = rng.choice(nics)
             at = rng.randrange(1, n)
             for c in t.devices.get(reload.host, {}).values():
-                if ("device", reload.netdev) in c.labels or ("device", reload.rdma_dev or "") in c.labels:
+                ours = ("device", reload.netdev) in c.labels or ("device", reload.rdma_dev or "") in c.labels
+                if ours and c.metric.endswith("_total"):  # a reload restarts counters, not the link state
                     c.resets.add(at)
             wrap = t.nic(rng.choice(nics), "pause_tx_us")
             wrap.start = 2**64 - sum(wrap.increments[: n // 2]) - 1
-        if t.fabric.hosts:
-            missed = rng.choice(sorted(t.fabric.hosts))
+        alive = sorted(h for h in t.fabric.hosts if h not in t.missing and h not in self.used_hosts)
+        if alive:  # a host that keeps reporting, so the missed scrapes are a gap and not the end of a dead host
+            missed = rng.choice(alive)
             at = rng.randrange(1, n - 2)
             t.missing[missed] = {at, at + 1}
+        faults_extra.noise(self)
 
 
 def write_faults(
@@ -306,15 +344,16 @@ def write_faults(
             raise UsageError(f"{bundle}: too small for {n_faults} faults that share no host or link")
         faults.append(entry)
     injector.noise()
+    faults_extra.write_logs(injector, bundle)
     for device, counters in sorted(t.devices.items()):
         skip = t.missing.get(device, set())
         out = [
             Sample(c.metric, c.labels, v, times[i])
             for c in counters.values()
             for i, v in enumerate(c.values())
-            if i not in skip
+            if i not in skip and (c.stop is None or i < c.stop)
         ]
-        counter_families = {c.metric.removesuffix("_total") for c in counters.values()}
+        counter_families = {c.metric.removesuffix("_total") for c in counters.values() if c.metric.endswith("_total")}
         write_text(bundle / layout.TELEMETRY_DIR / f"{device}{layout.TELEMETRY_SUFFIX}", dump(out, counter_families))
         if progress:
             progress(1)

@@ -32,6 +32,7 @@ __all__ = [
     "SYSTEM_DESCR",
     "VENDOR_PART_ID",
     "active_mtu",
+    "ets_bw",
     "eui64",
     "mac_bytes",
     "nic_ibv_device",
@@ -53,6 +54,17 @@ LANE_SPEEDS = ((100_000, "NDR"), (50_000, "HDR"), (25_000, "EDR"))  # Gb/s per l
 RP_DEFAULTS = {name: value for name, value in MLX5_DCQCN.items() if name != "min_time_between_cnps"}
 ETS_BW = (45, 1, 1, 50, 1, 1, 0, 1)  # per TC; TC 6 (CNP) is strict
 RX_BUFFERS = (130944, 261888, 0, 0, 0, 0, 0, 0)  # lossy buffer 0, lossless buffer 1 (priority 3)
+
+
+def ets_bw(roce_tc_bw: int | None, roce_tc: int = 3) -> tuple[int, ...]:
+    """ETS shares per TC with the RoCE TC at ``roce_tc_bw`` percent (None: :data:`ETS_BW`'s), the difference given
+    to or taken from TC 0 so the ETS classes still add up to 100."""
+    if roce_tc_bw is None:
+        return ETS_BW
+    shares = list(ETS_BW)
+    shares[0] += shares[roce_tc] - roce_tc_bw
+    shares[roce_tc] = roce_tc_bw
+    return tuple(shares)
 
 
 def mac_bytes(nic: TwinNic) -> list[int]:
@@ -78,7 +90,7 @@ def nic_ibv_device(nic: TwinNic) -> ibv_devinfo.IbvDevice:
         port=1,
         state=state if state in ibv_devinfo.PORT_STATES else "PORT_DOWN",
         max_mtu=4096,
-        active_mtu=active_mtu(nic.mtu),
+        active_mtu=nic.roce_mtu if nic.roce_mtu is not None else active_mtu(nic.mtu),
         sm_lid=0,
         port_lid=0,
         port_lmc=0,

@@ -23,14 +23,14 @@ from pathlib import Path
 
 from unifab import layout
 from unifab.parse.host import ethtool_module as em
-from unifab.parse.host import xid
+from unifab.parse.host import lsmod, xid
 from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic
 from unifab.twin.files import write_text
 from unifab.twin.host_nic_vendor_files import write_nic_vendor_files
 from unifab.twin.host_pci_files import gpu_bdf, gpu_uuid, write_host_pci
 
-__all__ = ["gpu_uuid", "host_dmesg", "module_eeprom", "module_serial", "write_host_extras"]
+__all__ = ["gpu_uuid", "host_dmesg", "host_lsmod", "module_eeprom", "module_serial", "write_host_extras"]
 
 MODULE_VENDOR = "NVIDIA"
 MODULE_PN = "MMA4Z00-NS400"
@@ -138,6 +138,35 @@ def host_dmesg(host_index: int) -> xid.XidLog:
     return xid.XidLog((), gpus)
 
 
+# a GPU host's RDMA and GPU modules (sizes of a 5.15 kernel with driver 535 and MLNX_OFED 24.x)
+_MODULES = (
+    ("nvidia_peermem", 16384, 0, ()),
+    ("nvidia_uvm", 1540096, 0, ()),
+    ("nvidia_drm", 86016, 0, ()),
+    ("nvidia_modeset", 1306624, 1, ("nvidia_drm",)),
+    ("nvidia", 56692736, 3, ("nvidia_uvm", "nvidia_peermem", "nvidia_modeset")),
+    ("rdma_ucm", 28672, 0, ()),
+    ("ib_uverbs", 184320, 3, ("nvidia_peermem", "rdma_ucm", "{rdma}")),
+    ("{rdma}", 466944, 0, ()),
+    ("ib_core", 434176, 4, ("rdma_ucm", "ib_uverbs", "{rdma}", "rdma_cm")),
+    ("{core}", 2134016, 1, ("{rdma}",)),
+)
+
+
+@cache
+def host_lsmod(vendor: str, peermem: bool = True) -> str:
+    """``lsmod`` of a twin host whose NICs are ``vendor``; without ``peermem`` nvidia_peermem is not loaded."""
+    rdma, core = ("bnxt_re", "bnxt_en") if vendor == "bnxt" else ("mlx5_ib", "mlx5_core")
+    modules = []
+    for name, size, count, holders in _MODULES:
+        held = tuple(h.format(rdma=rdma) for h in holders if peermem or h != "nvidia_peermem")
+        if name == "nvidia_peermem" and not peermem:
+            continue
+        used = count - (not peermem and "nvidia_peermem" in holders)
+        modules.append(lsmod.Module(name.format(rdma=rdma, core=core), size, used, held))
+    return lsmod.dump(lsmod.Lsmod(tuple(modules)))
+
+
 def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) -> None:
     """Write the extra host artifacts of one twin host under ``host_root`` (its ``hosts/<name>`` directory)."""
     off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
@@ -145,6 +174,7 @@ def write_host_extras(cluster: Cluster, host_root: Path, nics: list[TwinNic]) ->
     write_nic_vendor_files(host_root, nics)
     if nics:
         write_text(host_root / layout.DMESG, xid.dump(host_dmesg(nics[0].host_index)))
+        write_text(host_root / layout.LSMOD, host_lsmod(nics[0].vendor, all(n.peermem for n in nics)))
     template = _module_template()
     for nic in nics:
         text = template.replace(_SERIAL_TOKEN, module_serial(nic))

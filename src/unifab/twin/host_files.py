@@ -39,7 +39,6 @@ from unifab.twin import cluster as c
 from unifab.twin.cluster import Cluster, TwinNic, TwinSwitch
 from unifab.twin.files import write_text
 from unifab.twin.hardware import (
-    ETS_BW,
     GPU_NVLINKS,
     GPU_PCI_CLASS,
     HW_COUNTERS,
@@ -50,6 +49,7 @@ from unifab.twin.hardware import (
     RX_BUFFERS,
     SWITCH_BUSES,
     SYSTEM_DESCR,
+    ets_bw,
     eui64,
     nic_ibv_device,
 )
@@ -64,14 +64,14 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
         mlnx_qos.TcConfig(
             tc=tc,
             tsa="strict" if tc == c.CNP_PRIO else "ets",
-            bw=None if tc == c.CNP_PRIO else ETS_BW[tc],
+            bw=None if tc == c.CNP_PRIO else ets_bw(nic.roce_tc_bw, c.ROCE_PRIO)[tc],
             ratelimit_gbps=None,
             priorities=(tc,),
         )
         for tc in range(8)
     )
     return mlnx_qos.MlnxQos(
-        dcbx="os",
+        dcbx=nic.dcbx,
         trust=nic.trust,
         dscp2prio=dict(nic.dscp2prio) if nic.trust == "dscp" else {},
         pfc_enabled=tuple(sorted(nic.pfc)),
@@ -90,7 +90,9 @@ def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
 def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     write_text(
         root / layout.IBDEV2NETDEV,
-        ibdev2netdev.dump(tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Up") for n in nics)),
+        ibdev2netdev.dump(
+            tuple(ibdev2netdev.IbDevNetdev(n.rdma_dev, 1, n.netdev, "Down" if _dark(n) else "Up") for n in nics)
+        ),
     )
     write_text(root / layout.SHOW_GIDS, show_gids.dump(tuple(g for n in nics for g in nic_gids(n))))
     write_text(root / layout.IBV_DEVINFO, ibv_devinfo.dump(tuple(nic_ibv_device(n) for n in nics)))
@@ -114,8 +116,8 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
         _write_files(root / layout.RDMA_CM / nic.rdma_dev, _rdma_cm(nic.roce_tos, nic.roce_mode))
         planned_leaf, planned_port = _leaf_port(cluster, nic)
         peer = cluster.actual_peer(nic.host, nic.netdev, (planned_leaf.name, planned_port))
-        if peer is None:  # no cable: lldpd has no neighbor on this port
-            continue
+        if peer is None or (nic.host, nic.netdev) in cluster.lldp_silent or _dark(nic):
+            continue  # no cable, no link, or no LLDP frame reaches lldpd: no neighbor on this port
         leaf, port = cluster.switches[peer[0]], peer[1]
         neighbors.append(
             lldpcli.LldpNeighbor(
@@ -148,6 +150,9 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
 MAX_MTU = {"mlx5": MLX5_CONNECTX_MAX_MTU, "bnxt": 9500}
 
 
+_LINK_UP = "BROADCAST,MULTICAST,UP,LOWER_UP"
+
+
 def ip_d_link(nics: list[TwinNic]) -> str:
     """``ip -d link show`` of the host's RDMA netdevs (loopback first), with each one's ``maxmtu``."""
     lines = [
@@ -156,14 +161,19 @@ def ip_d_link(nics: list[TwinNic]) -> str:
         "addrgenmode eui64 numtxqueues 1 numrxqueues 1 gso_max_size 65536 gso_max_segs 65535",
     ]
     for i, nic in enumerate(nics, start=2):
+        flags, state = ("NO-CARRIER,BROADCAST,MULTICAST,UP", "DOWN") if _dark(nic) else (_LINK_UP, "UP")
         lines += [
-            f"{i}: {nic.netdev}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu {nic.mtu} qdisc mq state UP mode DEFAULT "
-            "group default qlen 1000",
+            f"{i}: {nic.netdev}: <{flags}> mtu {nic.mtu} qdisc mq state {state} mode DEFAULT group default qlen 1000",
             f"    link/ether {nic.mac} brd ff:ff:ff:ff:ff:ff promiscuity 0  allmulti 0 minmtu 68 "
             f"maxmtu {MAX_MTU.get(nic.vendor, MLX5_CONNECTX_MAX_MTU)} addrgenmode eui64 numtxqueues 512 "
             "numrxqueues 256 gso_max_size 65536 gso_max_segs 65535",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _dark(nic: TwinNic) -> bool:
+    """The NIC's port has no link (RDMA port DOWN): no carrier in ``ip link``, ``Down`` in ibdev2netdev, no LLDP."""
+    return nic.port_state == "DOWN"
 
 
 def _leaf_port(cluster: Cluster, nic: TwinNic) -> tuple[TwinSwitch, str]:
@@ -219,6 +229,11 @@ def nic_gids(nic: TwinNic) -> tuple[show_gids.Gid, ...]:
     a, b, c_, d = (int(x) for x in nic_ipv4(nic).split("."))
     mapped = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c_:02x}{d:02x}"
     ip = nic_ipv4(nic)
+    if not nic.ipv4:  # no IPv4 address on the netdev: only its link-local GIDs
+        return (
+            show_gids.Gid(nic.rdma_dev, 1, 0, link_local, None, "v1", nic.netdev),
+            show_gids.Gid(nic.rdma_dev, 1, 1, link_local, None, "v2", nic.netdev),
+        )
     return (
         show_gids.Gid(nic.rdma_dev, 1, 0, link_local, None, "v1", nic.netdev),
         show_gids.Gid(nic.rdma_dev, 1, 1, link_local, None, "v2", nic.netdev),

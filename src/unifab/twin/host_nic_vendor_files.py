@@ -26,7 +26,7 @@ from unifab.parse.host import bnxt_qos, cc_params, ethtool_stats, ibv_devinfo
 from unifab.twin import cluster as c
 from unifab.twin.cluster import TwinNic
 from unifab.twin.files import write_text
-from unifab.twin.hardware import ETS_BW, RP_DEFAULTS, nic_ibv_device
+from unifab.twin.hardware import RP_DEFAULTS, ets_bw, nic_ibv_device
 from unifab.twin.host_pci_files import nic_bdf
 
 __all__ = [
@@ -99,8 +99,9 @@ def nic_bnxt_qos(nic: TwinNic) -> bnxt_qos.BnxtQos:
     with ``-up2tc`` / ``-tcbw`` of the intent's eight TCs); no TC has a rate limit (100%)."""
 
     prio_tc = {p: p for p in range(8)}
+    shares = ets_bw(nic.roce_tc_bw, c.ROCE_PRIO)
     tcs = tuple(
-        bnxt_qos.BnxtTc(tc, "strict" if tc == c.CNP_PRIO else "ets", 0 if tc == c.CNP_PRIO else ETS_BW[tc], 100)
+        bnxt_qos.BnxtTc(tc, "strict" if tc == c.CNP_PRIO else "ets", 0 if tc == c.CNP_PRIO else shares[tc], 100)
         for tc in range(8)
     )
     apps: list[bnxt_qos.AppEntry] = []

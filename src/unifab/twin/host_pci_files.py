@@ -29,6 +29,7 @@ from unifab.twin.hardware import SWITCH_BUSES
 
 __all__ = [
     "ACS_OFF",
+    "ACS_REDIRECT",
     "BNXT_RDMA_COUNTERS",
     "CUDA_VERSION",
     "GPU_BOARD_PART",
@@ -39,6 +40,7 @@ __all__ = [
     "NIC_KINDS",
     "PCIE_GEN5",
     "SMI_TIMESTAMP",
+    "RailPci",
     "gpu_bdf",
     "gpu_serial",
     "gpu_uuid",
@@ -59,6 +61,8 @@ CUDA_VERSION = "12.2"
 SMI_TIMESTAMP = "Mon Nov 30 06:00:00 2026"
 PCIE_GEN5 = lspci.Link(32.0, 16)
 ACS_OFF = lspci.AcsBits(False, False, False, False, False, False, False)
+# what a BIOS with "PCIe ACS" enabled leaves on a switch's downstream ports (as the real capture's 82:00.0 shows)
+ACS_REDIRECT = lspci.AcsBits(True, False, True, True, True, False, False)
 _SN = "@@SN{}@@"  # placeholder of NIC i's VPD serial number
 _UUID = "@@UUID{}@@"  # placeholder of GPU i's UUID
 _GPU_SN = "@@GSN{}@@"  # placeholder of GPU i's board serial
@@ -160,6 +164,18 @@ NIC_KINDS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class RailPci:
+    """What one rail's PCIe switch trained and enforces: the NIC's and the GPU's lanes, ACS redirect on its ports."""
+
+    nic_width: int = 16
+    gpu_width: int = 16
+    acs_redirect: bool = False
+
+
+CLEAN_RAIL = RailPci()
+
+
 def _buses() -> tuple[int, ...]:
 
     return SWITCH_BUSES
@@ -195,8 +211,11 @@ def gpu_serial(host_index: int, gpu: int) -> str:
     return f"165402{host_index * c.GPUS_PER_HOST + gpu:07d}"
 
 
-def _bridge(bus: int, dev: int, numa: int, secondary: int | None = None) -> lspci.PciDevice:
-    """A PEX890xx downstream port at ``bus:dev``; its secondary bus is ``bus + 1 + dev`` unless given."""
+def _bridge(
+    bus: int, dev: int, numa: int, secondary: int | None = None, width: int = 16, acs: bool = False
+) -> lspci.PciDevice:
+    """A PEX890xx downstream port at ``bus:dev`` (its link trained at ``width`` lanes, ACS redirect on when ``acs``);
+    its secondary bus is ``bus + 1 + dev`` unless given."""
     below = bus + 1 + dev if secondary is None else secondary
     return lspci.PciDevice(
         bdf=_bdf(bus, dev),
@@ -213,15 +232,16 @@ def _bridge(bus: int, dev: int, numa: int, secondary: int | None = None) -> lspc
         kernel_driver="pcieport",
         pcie_port_type="Downstream Port",
         link_cap=PCIE_GEN5,
-        link_status=PCIE_GEN5,
-        downgraded=False,
+        link_status=lspci.Link(PCIE_GEN5.speed_gts, width),
+        downgraded=width < PCIE_GEN5.width,
         dl_active=True,
         bus=lspci.BusNumbers(bus, below, below),
-        acs=ACS_OFF,  # ACSCtl, what the reader uses (ACSCap is left out, like the lines lspci prints beside it)
+        # ACSCtl, what the reader uses (ACSCap is left out, like the lines lspci prints beside it)
+        acs=ACS_REDIRECT if acs else ACS_OFF,
     )
 
 
-def _endpoint(bdf: str, parent: str, numa: int, kind: str, rail: int) -> lspci.PciDevice:
+def _endpoint(bdf: str, parent: str, numa: int, kind: str, rail: int, width: int = 16) -> lspci.PciDevice:
     gpu = kind == "gpu"
     nic = NIC_KINDS.get(kind)
     description = "NVIDIA Corporation Device 2330" if nic is None else nic.description
@@ -243,8 +263,8 @@ def _endpoint(bdf: str, parent: str, numa: int, kind: str, rail: int) -> lspci.P
         kernel_modules=("nvidiafb", "nouveau", "nvidia_drm", "nvidia") if nic is None else (nic.driver,),
         pcie_port_type="Endpoint",
         link_cap=PCIE_GEN5,
-        link_status=PCIE_GEN5,
-        downgraded=False,
+        link_status=lspci.Link(PCIE_GEN5.speed_gts, width),
+        downgraded=width < PCIE_GEN5.width,
         parent=parent,
         part_number=None if nic is None else nic.part,
         serial_number=None if nic is None else _SN.format(rail),
@@ -258,29 +278,35 @@ def own_switch_bus(index: int) -> int:
     return _buses()[index] + 4
 
 
-def host_lspci(vendor: str, off_switch: tuple[int, ...] = ()) -> lspci.Lspci:
+def host_lspci(vendor: str, off_switch: tuple[int, ...] = (), rails: tuple[RailPci, ...] = ()) -> lspci.Lspci:
     """The ``lspci -vvv`` record of a host whose NICs are ``vendor`` (serials as placeholders), in bus order.
 
     A GPU in ``off_switch`` keeps its address (bus ``B+3``) but hangs below a downstream port of its own PCIe
     switch (:func:`own_switch_bus`), not below its NIC's switch, as nvidia-smi topo and the NCCL topology show it.
+    ``rails[i]`` says how rail ``i``'s links trained and whether its switch ports redirect peer traffic (ACS); a
+    downgraded device and the downstream port above it show the same link, as both ends of one link do.
     """
     devices = []
     per_node = c.GPUS_PER_HOST // 2
     for i, bus in enumerate(_buses()):
         numa = i // per_node
-        down_nic = _bridge(bus + 1, 0, numa)
+        rail = rails[i] if i < len(rails) else CLEAN_RAIL
+        down_nic = _bridge(bus + 1, 0, numa, width=rail.nic_width, acs=rail.acs_redirect)
+        nic = _endpoint(nic_bdf(i), down_nic.bdf, numa, vendor, i, rail.nic_width)
+        gpu_port = own_switch_bus(i) + 1 if i in off_switch else bus + 1
+        down_gpu = _bridge(
+            gpu_port,
+            0 if i in off_switch else 1,
+            numa,
+            secondary=bus + 3 if i in off_switch else None,
+            width=rail.gpu_width,
+            acs=rail.acs_redirect,
+        )
+        gpu = _endpoint(gpu_bdf(i), down_gpu.bdf, numa, "gpu", i, rail.gpu_width)
         if i in off_switch:
-            own = _bridge(own_switch_bus(i) + 1, 0, numa, secondary=bus + 3)
-            devices += [down_nic, _endpoint(nic_bdf(i), down_nic.bdf, numa, vendor, i)]
-            devices += [_endpoint(gpu_bdf(i), own.bdf, numa, "gpu", i), own]
+            devices += [down_nic, nic, gpu, down_gpu]
             continue
-        down_gpu = _bridge(bus + 1, 1, numa)
-        devices += [
-            down_nic,
-            down_gpu,
-            _endpoint(nic_bdf(i), down_nic.bdf, numa, vendor, i),
-            _endpoint(gpu_bdf(i), down_gpu.bdf, numa, "gpu", i),
-        ]
+        devices += [down_nic, down_gpu, nic, gpu]
     return lspci.Lspci(tuple(devices))
 
 
@@ -335,8 +361,8 @@ def host_rdma_statistic(nics: tuple[tuple[str, str], ...]) -> rdma_statistic.Rdm
 
 
 @cache
-def _lspci_template(vendor: str, off_switch: tuple[int, ...]) -> str:
-    return lspci.dump(host_lspci(vendor, off_switch))
+def _lspci_template(vendor: str, off_switch: tuple[int, ...], rails: tuple[RailPci, ...]) -> str:
+    return lspci.dump(host_lspci(vendor, off_switch, rails))
 
 
 @cache
@@ -362,7 +388,10 @@ def write_host_pci(host_root: Path, nics: list[TwinNic], off_switch: tuple[int, 
         return
     host = nics[0].host_index
     serials = {_SN.format(n.rail): nic_serial(n) for n in nics}
-    write_text(host_root / layout.LSPCI, _fill(_lspci_template(nics[0].vendor, off_switch), serials))
+    rails = tuple(RailPci(n.pcie_width, n.gpu_pcie_width, n.acs_redirect) for n in nics)
+    if all(r == CLEAN_RAIL for r in rails):
+        rails = ()  # one template for every clean host
+    write_text(host_root / layout.LSPCI, _fill(_lspci_template(nics[0].vendor, off_switch, rails), serials))
     gpus = {_UUID.format(i): gpu_uuid(host, i) for i in range(c.GPUS_PER_HOST)}
     gpus |= {_GPU_SN.format(i): gpu_serial(host, i) for i in range(c.GPUS_PER_HOST)}
     write_text(host_root / layout.NVIDIA_SMI_Q, _fill(_smi_template(), gpus))

@@ -89,6 +89,12 @@ class Picker:
         self.used_jobs: set[int] = set()  # job ids a job scenario changed
         self.used_hosts: set[str] = set()  # hosts whose GPU placement a scenario changed
         self.skipped: list[dict[str, str]] = []
+        # Leaves no scenario may touch until :meth:`quiet_leaves` hands them out (the last ones, so the seeded
+        # choices elsewhere do not depend on whether a scenario asks for them).
+        leaves = cluster.leaves()
+        self.reserved: list[TwinSwitch] = leaves[len(leaves) - max(1, len(leaves) // 16) :] if len(leaves) > 1 else []
+        self.set_aside = frozenset(leaf.name for leaf in self.reserved)
+        self.used_leaves.update(self.set_aside)
 
     def _skip(self, scenario: str, why: str) -> list[Any]:
         self.skipped.append({"scenario": scenario, "why": why})
@@ -131,7 +137,11 @@ class Picker:
     def uplinks_for(
         self, scenario: str, where: Callable[[Uplink], bool] | None = None, why: str = CANNOT_EXPRESS
     ) -> list[Uplink]:
-        free = [up for up in self.uplinks if up.id not in self.used_uplinks and (where is None or where(up))]
+        free = [
+            up
+            for up in self.uplinks
+            if up.id not in self.used_uplinks and up.leaf.name not in self.set_aside and (where is None or where(up))
+        ]
         want = 1 + len(self.uplinks) // 512
         if not free and where is not None:
             return self._skip(scenario, why)
@@ -139,6 +149,14 @@ class Picker:
             raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
         chosen = self.rng.sample(free, want)
         self.used_uplinks.update(up.id for up in chosen)
+        return chosen
+
+    def quiet_leaves(self, scenario: str) -> list[TwinSwitch]:
+        """The leaves set aside at the start (:attr:`reserved`), which no other scenario touches: for scenarios
+        that take a whole leaf out of sight, so no other injection disappears with it. Handed out once."""
+        if not self.reserved:
+            raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
+        chosen, self.reserved = self.reserved, []
         return chosen
 
     def links_on(self, leaf: TwinSwitch) -> list[HostLink]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from unifab.twin.cluster import QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
+from unifab.twin.host_scenarios import HOST_SCENARIOS
 from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
@@ -57,6 +58,32 @@ def dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
         detail = f"DSCP {ROCE_DSCP} mapped to lossy TC 1 on {leaf.name}"
         out.append(_switch_truth("QOS-DSCP-MAP", pick, leaf, "DSCP_TO_TC_MAP|ROCE", detail))
     return out
+
+
+def spine_dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-DSCP-MAP: a spine's DSCP map sends RoCE DSCP 26 to lossy TC 1 (every flow crossing it is dropped under
+    congestion). The spine's uplinks are taken whole, so no other uplink scenario lands on them."""
+    by_spine: dict[str, list[Uplink]] = {}
+    for up in pick.uplinks:  # a leaf taken out of sight later is dropped from the truth (twin.generate)
+        by_spine.setdefault(up.spine.name, []).append(up)
+    free = sorted(name for name, ups in by_spine.items() if not any(up.id in pick.used_uplinks for up in ups))
+    if not free:
+        pick.skipped.append({"scenario": "spine-dscp-lossy", "why": "no spine is left whose uplinks are all free"})
+        return []
+    spine = cluster.switches[pick.rng.choice(free)]
+    spine.dscp_to_tc[ROCE_DSCP] = 1
+    ups = by_spine[spine.name]
+    pick.used_uplinks.update(up.id for up in ups)
+    return [
+        {
+            "check": "QOS-DSCP-MAP",
+            "subject": {"kind": "switch", "id": f"switch:{spine.name}", "config": f"DSCP_TO_TC_MAP|{QOS_MAP}"},
+            "entities": sorted(up.id for up in ups),
+            "side": "switch",
+            "device": spine.name,
+            "detail": f"DSCP {ROCE_DSCP} mapped to lossy TC 1 on spine {spine.name}",
+        }
+    ]
 
 
 def ecn_thresh(cluster: Cluster, pick: Picker) -> list[Truth]:
@@ -310,6 +337,24 @@ uplink_ecn = _uplink_scenario(
     "without ECN marking on the RoCE queue",
     lambda p: _set(p, "roce_queue_ecn", False, "without ECN on the RoCE queue"),
 )
+uplink_trust = _uplink_scenario(
+    "uplink-trust",
+    "QOS-TRUST",
+    "bound to no DSCP map (trusting nothing)",
+    lambda p: _set(p, "trusts_dscp", False, "bound to no DSCP map"),
+)
+uplink_cnp = _uplink_scenario(
+    "uplink-cnp",
+    "QOS-CNP",
+    "with its CNP queue scheduled DWRR",
+    lambda p: _set(p, "cnp_queue_strict", False, "with the CNP queue on DWRR"),
+)
+uplink_pfcwd = _uplink_scenario(
+    "uplink-pfcwd",
+    "QOS-PFCWD",
+    "without the PFC watchdog",
+    lambda p: _set(p, "pfcwd", False, "without the PFC watchdog"),
+)
 uplink_pfc = _uplink_scenario(
     "uplink-pfc", "QOS-PFC-MISMATCH", "with PFC off", lambda p: _set(p, "pfc", set(), "with PFC off")
 )
@@ -318,6 +363,7 @@ uplink_pfc = _uplink_scenario(
 # Switch-wide scenarios come first so per-link ones avoid their leaves (see Picker).
 SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "dscp-lossy": dscp_lossy,
+    "spine-dscp-lossy": spine_dscp_lossy,
     "ecn-thresh": ecn_thresh,
     "job-tc": job_tc,
     "pfc-mismatch": pfc_mismatch,
@@ -337,8 +383,13 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-mtu": uplink_mtu,
     "uplink-pfc": uplink_pfc,
     "uplink-ecn": uplink_ecn,
+    "uplink-trust": uplink_trust,
+    "uplink-cnp": uplink_cnp,
+    "uplink-pfcwd": uplink_pfcwd,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")
+# Host facts (PCIe, GIDs, RoCE MTU, DCBX, ETS, ACS, peer memory) take free NIC links and free hosts next.
+SCENARIOS.update(HOST_SCENARIOS)
 # Cabling scenarios (miswire, missing-cable, rail-swap) take free host links after all the others, then
 # the ones that break what NCCL assumes and the links' capacity (affinity, nccl-hca, degraded-link, uplink-down).
 SCENARIOS.update(TOPOLOGY_SCENARIOS)

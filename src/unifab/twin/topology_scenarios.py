@@ -5,13 +5,21 @@ the ports' ``peer_node``/``peer_port`` stay the plan, so ``plan/cabling.csv`` an
 keep the intent while host ``lldpcli.json`` and SONiC ``appl_db.json`` report what is really there.
 
 Truth entities are the **planned** link ids of the cables involved (sorted), the ids the TOPO-* finding
-carries; ``side`` is ``"switch"`` because the fix is recabling at the leaf.
+carries; ``side`` is ``"switch"`` because the fix is recabling at the leaf, ``"both"`` when a dark or silent
+host port also gets its own verify commands.
 
 :data:`NCCL_AND_LINK_SCENARIOS` break what NCCL assumes of a host and the links' capacity: a GPU seated away
 from its NIC (``affinity``), a job's ``NCCL_IB_HCA`` that leaves out a rail NIC (``nccl-hca``), a host link that
 came up at half speed (``degraded-link``) and leaf uplinks that are gone (``uplink-down``). Their truth names
 the check and entities the finding carries: GPU and NIC ids for affinity, the job for NCCL_IB_HCA, link ids
 otherwise; ``uplink-down`` lists TOPO-MISSING for every cable it removes beside the leaf's TOPO-UPLINKS.
+
+:data:`TOPOLOGY_SCENARIOS` also take evidence away: a leaf whose files are not written (``leaf-uncollected``:
+its ``COVERAGE`` finding, and nothing else — the hosts' LLDP still confirms its cables and the plan still says
+which rail its NICs are on), a host port that is dark towards such a leaf (``host-port-down``: ``TOPO-MISSING``
+from the host end alone) and a host port that is up but hears no LLDP from such a leaf (``host-no-lldp``:
+``TOPO-UNVERIFIED``). The last two reuse the first's leaf when it runs, else take one of their own (and its
+``COVERAGE``); the leaf is one no other scenario touched (:meth:`Picker.quiet_leaves`).
 
 Leaves of every OS qualify (the writer renders each OS's LLDP from the real cabling). Targets come from
 :meth:`Picker.links_for`, so they never overlap another scenario's links; run these after the scenarios of
@@ -24,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from unifab.errors import UsageError
-from unifab.twin.cluster import GPUS_PER_HOST, Cluster, TwinJob
+from unifab.twin.cluster import GPUS_PER_HOST, Cluster, TwinJob, TwinSwitch
 from unifab.twin.picker import HostLink, Picker, Truth, Uplink
 
 __all__ = [
@@ -34,6 +42,9 @@ __all__ = [
     "TOPOLOGY_SCENARIOS",
     "affinity",
     "degraded_link",
+    "host_no_lldp",
+    "host_port_down",
+    "leaf_uncollected",
     "missing_cable",
     "miswire",
     "nccl_hca",
@@ -92,6 +103,7 @@ def missing_cable(cluster: Cluster, pick: Picker) -> list[Truth]:
     """TOPO-MISSING: a host cable is absent (no LLDP on either end); the plan keeps it."""
     out: list[Truth] = []
     for lk in pick.links_for("missing-cable"):
+        lk.nic.port_state = "DOWN"  # no cable, no carrier
         cluster.actual[(lk.nic.host, lk.nic.netdev)] = None
         cluster.actual[(lk.leaf.name, lk.port.name)] = None
         out.append(
@@ -99,7 +111,7 @@ def missing_cable(cluster: Cluster, pick: Picker) -> list[Truth]:
                 "check": "TOPO-MISSING",
                 "subject": lk.subject(),
                 "entities": [lk.id],
-                "side": "switch",
+                "side": "both",  # the host's dark port and the leaf port's LLDP are both shown
                 "detail": "cable absent",
             }
         )
@@ -133,10 +145,91 @@ def rail_swap(cluster: Cluster, pick: Picker) -> list[Truth]:
     return out
 
 
+def _coverage_truth(leaf: TwinSwitch) -> Truth:
+    return {
+        "check": "COVERAGE",
+        "subject": {"kind": "switch", "id": f"switch:{leaf.name}"},
+        "entities": [f"switch:{leaf.name}"],
+        "side": "switch",
+        "device": leaf.name,
+        "detail": f"{leaf.name} not collected (its files are not written)",
+    }
+
+
+def _uncollect(cluster: Cluster, pick: Picker, scenario: str) -> list[Truth]:
+    """Take quiet leaves out of the bundle: one COVERAGE truth each (their cables stay as planned)."""
+    out = []
+    for leaf in pick.quiet_leaves(scenario):
+        cluster.uncollected.add(leaf.name)
+        out.append(_coverage_truth(leaf))
+    return out
+
+
+def leaf_uncollected(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """COVERAGE: a leaf was not collected. Its cables are confirmed by the hosts' and spines' LLDP (no
+    TOPO-MISSING), and the plan keeps its NICs rail NICs (no TOPO-NCCL-HCA)."""
+    return _uncollect(cluster, pick, "leaf-uncollected")
+
+
+def _links_on_uncollected(cluster: Cluster, pick: Picker, scenario: str) -> tuple[list[HostLink], list[Truth]]:
+    """Free host links on leaves that are not collected (making one so when none is), and the COVERAGE truth
+    of a leaf made here."""
+    truth: list[Truth] = []
+    if not any(leaf.name in cluster.uncollected for leaf in cluster.leaves()):
+        truth = _uncollect(cluster, pick, scenario)
+    free = [lk for lk in pick.links if lk.leaf.name in cluster.uncollected and lk.id not in pick.used_links]
+    want = pick.per_link_count()
+    if len(free) < want:
+        raise UsageError(f"the cluster is too small to inject {scenario!r} beside the other scenarios")
+    chosen = sorted(pick.rng.sample(free, want), key=lambda lk: lk.id)
+    pick.used_links.update(lk.id for lk in chosen)
+    return chosen, truth
+
+
+def host_port_down(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-MISSING: a host port is dark (no carrier, RDMA port DOWN) and its leaf was not collected."""
+    links, out = _links_on_uncollected(cluster, pick, "host-port-down")
+    for lk in links:
+        lk.nic.port_state = "DOWN"
+        cluster.actual[(lk.nic.host, lk.nic.netdev)] = None
+        cluster.actual[(lk.leaf.name, lk.port.name)] = None
+        out.append(
+            {
+                "check": "TOPO-MISSING",
+                "subject": lk.subject(),
+                "entities": [lk.id],
+                "side": "both",
+                "detail": f"{lk.nic.host}:{lk.nic.netdev} dark, {lk.leaf.name} not collected",
+            }
+        )
+    return out
+
+
+def host_no_lldp(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """TOPO-UNVERIFIED: a host port is up but its lldpd hears nothing (LLDP off on the leaf port, or the NIC
+    firmware's LLDP agent eating the frames), and its leaf was not collected."""
+    links, out = _links_on_uncollected(cluster, pick, "host-no-lldp")
+    for lk in links:
+        cluster.lldp_silent.add((lk.nic.host, lk.nic.netdev))
+        out.append(
+            {
+                "check": "TOPO-UNVERIFIED",
+                "subject": lk.subject(),
+                "entities": [lk.id],
+                "side": "both",
+                "detail": f"{lk.nic.host}:{lk.nic.netdev} up without LLDP, {lk.leaf.name} not collected",
+            }
+        )
+    return out
+
+
 TOPOLOGY_SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "miswire": miswire,
     "missing-cable": missing_cable,
     "rail-swap": rail_swap,
+    "leaf-uncollected": leaf_uncollected,
+    "host-port-down": host_port_down,
+    "host-no-lldp": host_no_lldp,
 }
 
 
@@ -237,7 +330,7 @@ def uplink_down(cluster: Cluster, pick: Picker) -> list[Truth]:
     leaves = sorted(
         name
         for name, ups in by_leaf.items()
-        if sum(up.id not in pick.used_uplinks for up in ups) >= max(1, len(ups) // 4)
+        if name not in pick.set_aside and sum(up.id not in pick.used_uplinks for up in ups) >= max(1, len(ups) // 4)
     )
     want = 1 + len(by_leaf) // 64
     if len(leaves) < want:

@@ -7,7 +7,8 @@ and ``sonic/appl_db.json`` (LLDP), EOS ``eos/`` running-config and eAPI JSON, NV
 Plus ``plan/cabling.csv``, the jobs in ``scheduler/`` and the intent the twin was built from, ``fabric.yaml``.
 
 The ports' peers are the plan (``plan/cabling.csv``, port descriptions); LLDP on every side follows the
-real cabling, which topology scenarios record in :attr:`Cluster.actual`.
+real cabling, which topology scenarios record in :attr:`Cluster.actual`. Devices in :attr:`Cluster.uncollected`
+get no files (they stay in the plan and in their peers' LLDP, as a device nobody collected does).
 """
 
 from __future__ import annotations
@@ -33,10 +34,15 @@ __all__ = ["SWITCH_WRITERS", "planned_cables", "write_bundle"]
 def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] | None = None) -> None:
     """``progress(1)`` after each host and switch written."""
     for host, nics in cluster.hosts.items():
-        write_host(cluster, root / "hosts" / host, nics)
+        if host not in cluster.uncollected:
+            write_host(cluster, root / "hosts" / host, nics)
         if progress:
             progress(1)
     for switch in cluster.switches.values():
+        if switch.name in cluster.uncollected:
+            if progress:
+                progress(1)
+            continue
         writer = SWITCH_WRITERS.get(switch.os)
         if writer is None:
             raise ValueError(f"{switch.name}: the twin has no writer for switch OS {switch.os!r}")

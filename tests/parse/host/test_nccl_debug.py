@@ -83,3 +83,55 @@ def test_malformed_device_lists() -> None:
     assert parse_error("h:1:1 [0] NCCL INFO NET/Socket : Using eth0\n").line == 1
     assert parse_error("h:1:1 [0] NCCL INFO NET/IB : Using\n").line == 1
     assert "OOB" in parse_error("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0\n").expected
+
+
+# the three shapes of the IB transport's completion error, as NCCL versions print them (one line each)
+OLD = (
+    "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.2.0.5<33092> "
+    "with error 12, opcode 0, len 0, vendor err 129 (Recv)"
+)
+MID = (
+    "[2026-03-03 12:11:38] tpgds-aihub0007:185303:186751 [1] transport/net_ib.cc:2453 NCCL WARN NET/IB: Got "
+    "completion from peer 10.99.91.63<51161> with status=4 opcode=32614 len=32614 vendor err 81 (Send) localGid "
+    "::ffff:10.99.92.59 remoteGids::ffff:10.99.91.63 hca mlx5_1"
+)
+NEW = (
+    "2026-09-09T10:46:33.123456789Z ubuntu2:319733:319761 [1] transport/net_ib/p2p.cc:648 NCCL WARN NET/IB: Got "
+    "completion from peer 10.153.235.13<40554> with status=IBV_WC_RETRY_EXC_ERR(12) "
+    "opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) vendor_err=129 localGid ::ffff:1.1.2.2 remoteGids::ffff:1.1.1.4 hca mlx5_1"
+)
+
+
+def test_completion_errors_in_every_version_shape() -> None:
+    old, mid, new = parse(text(OLD, MID, NEW, "node-2:5776:5902 [0] NCCL INFO transport/net.cc:1134 -> 6")).errors
+    assert (old.line, old.host, old.timestamp, old.peer, old.peer_port) == (1, "node-2", None, "10.2.0.5", 33092)
+    assert (old.status, old.opcode, old.length, old.vendor_err, old.direction) == (12, 0, 0, 129, "Recv")
+    assert (old.local_gid, old.remote_gid, old.hca) == (None, None, None)
+    assert (mid.timestamp, mid.status, mid.direction, mid.hca) == ("2026-03-03 12:11:38", 4, "Send", "mlx5_1")
+    assert (mid.local_gid, mid.remote_gid) == ("::ffff:10.99.92.59", "::ffff:10.99.91.63")
+    assert (new.timestamp, new.status, new.status_name, new.opcode) == (
+        "2026-09-09T10:46:33.123456789Z",
+        12,
+        "IBV_WC_RETRY_EXC_ERR",
+        129,
+    )
+    assert (new.cuda_dev, new.pid, new.local_gid, new.remote_gid) == ("1", 319733, "::ffff:1.1.2.2", "::ffff:1.1.1.4")
+
+
+def test_a_completion_error_without_a_peer_address() -> None:
+    [e] = parse(
+        "x:1:2 [0] p2p.cc:1 NCCL WARN NET/IB: Got completion from peer with status=IBV_WC_REM_ACCESS_ERR(10) "
+        "opcode=IBV_WC_SEND(0) vendor_err=1 hca mlx5_0\n"
+    ).errors
+    assert (e.peer, e.peer_port, e.status, e.hca) == (None, None, 10, "mlx5_0")
+
+
+def test_a_log_with_only_warn_lines_is_read_and_other_warnings_are_ignored() -> None:
+    r = parse(text("h:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'out of memory'", OLD))
+    assert list(r.hosts) == ["h", "node-2"] and len(r.errors) == 1
+    assert r.hosts["h"].ib_devices == () and parse(text(NEW.replace("NCCL WARN", "NCCL INFO"))).errors == ()
+
+
+def test_a_completion_line_in_no_known_shape_is_a_located_error() -> None:
+    err = parse_error(text("banner", "h:1:1 [0] x.cc:1 NCCL WARN NET/IB: Got completion from peer 10.0.0.1 broken"))
+    assert err.line == 2 and "status=" in err.expected

@@ -31,6 +31,7 @@ from unifab.errors import ParseError
 
 __all__ = [
     "ACS_BITS",
+    "ACS_REDIRECT_BITS",
     "DEVSTA_ERRORS",
     "VENDOR_NAMES",
     "AcsBits",
@@ -80,6 +81,13 @@ VENDOR_NAMES = {
     "1d94": "Chengdu Haiguang IC Design Co., Ltd.",
 }
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+# ACSCtl bits that send peer-to-peer requests or completions up to the root complex, or block them
+ACS_REDIRECT_BITS = {
+    "ReqRedir": "req_redir",
+    "CmpltRedir": "cmplt_redir",
+    "UpstreamFwd": "upstream_fwd",
+    "EgressCtrl": "egress_ctrl",
+}
 DEVSTA_ERRORS = ("CorrErr", "NonFatalErr", "FatalErr", "UnsupReq")
 
 _HEX = "[0-9a-fA-F]"
@@ -172,6 +180,16 @@ class Lspci:
 
     def by_bdf(self) -> dict[str, PciDevice]:
         return {d.bdf: d for d in self.devices}
+
+    def acs_redirect(self) -> dict[str, tuple[str, ...]]:
+        """Functions whose ACSCtl redirects or blocks peer-to-peer traffic, with the bits (:data:`ACS_REDIRECT_BITS`)
+        that do; SrcValid, TransBlk and DirectTrans alone leave peer traffic where it is."""
+        out: dict[str, tuple[str, ...]] = {}
+        for d in self.devices:
+            bits = () if d.acs is None else tuple(n for n, a in ACS_REDIRECT_BITS.items() if getattr(d.acs, a))
+            if bits:
+                out[d.bdf] = bits
+        return out
 
 
 @dataclass(slots=True)

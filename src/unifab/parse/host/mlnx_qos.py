@@ -18,6 +18,8 @@ The text is what ``pretty_print`` writes, optionally preceded by the lldpad warn
     \t priority:  0
 
 Sections may be missing (truncated captures, unsupported features); they then read as None or empty.
+Nothing in the output says who owns the receive buffers (firmware or driver, mlx5 PFCC ``buf_ownership``): a
+``Receive buffer size`` line is printed either way.
 When the rate limit cannot be read, mlnx_qos prints TC lines without the ``tc: N ratelimit: ..., tsa:``
 prefix; the TC number is then taken from the order of the blocks (exact with ``-a``, a guess without).
 Very old mlnx_qos also lists ``skprio: N [(tos: M)]`` lines under each TC; they are skipped.

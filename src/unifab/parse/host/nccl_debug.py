@@ -11,12 +11,29 @@ prefix before it, e.g. mpirun's ``[1,0]<stdout>:``). The lines read (``src/trans
 An IB device prints as ``[<idx>]<ibdev>:<port>[:<rail>][:<plane>]/<IB|RoCE|UNSPECIFIED>`` with ``[RO]`` when
 PCI relaxed ordering is on; a socket interface as ``[<idx>]<ifname>:<address><<port>>``.
 
+``NCCL WARN`` lines carry the source location before ``NCCL WARN``; the one read is the IB transport's completion
+error (``src/transport/net_ib``), printed three ways across NCCL versions::
+
+    node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.2.0.5<33092>
+        with error 12, opcode 0, len 0, vendor err 129 (Recv)                                    (2.1x)
+    [2026-03-03 12:11:38] h7:185303:186751 [1] transport/net_ib.cc:2453 NCCL WARN NET/IB: Got completion from peer
+        10.99.91.63<51161> with status=4 opcode=32614 len=32614 vendor err 81 (Send) localGid ::ffff:10.99.92.59
+        remoteGids::ffff:10.99.91.63 hca mlx5_1                                                  (2.2x)
+    ... NCCL WARN NET/IB: Got completion from peer 10.153.235.13<40554> with status=IBV_WC_RETRY_EXC_ERR(12)
+        opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) vendor_err=129 localGid ::ffff:1.1.2.2 remoteGids::ffff:1.1.1.4
+        hca mlx5_1                                                                               (2.27+)
+
+(one line each). A line may start with a time stamp: NCCL's own ``[%F %T]`` (``NCCL_DEBUG_TIMESTAMP_FORMAT``) or
+an RFC 3339 one (``kubectl logs --timestamps``, journald ``short-iso``); it is kept as text in ``timestamp``.
+The ``(Send|Recv)`` word, the GIDs and ``hca`` are optional, as older versions do not print them.
+
 The record groups by host: :class:`NcclHost` holds the IB devices of the ``NET/IB : Using`` lines (merged
 over processes, first occurrence kept), ``ib_no_device`` when any process printed ``No device found``,
 ``socket_fallback`` when any process printed ``NET/Socket : Using`` (NCCL then runs over TCP), the socket
-``interfaces`` and the IB out-of-band interface. Lines that are not ``NCCL INFO`` lines, and NCCL lines
-about anything else, are ignored; a log without any NCCL line is a :class:`~unifab.errors.ParseError`, as is
-a ``NET/IB : Using`` or ``NET/Socket : Using`` line that does not list devices in the shape above.
+``interfaces`` and the IB out-of-band interface. Completion errors are in ``errors``, in log order. Lines
+that are not ``NCCL INFO``/``WARN`` lines, and NCCL lines about anything else, are ignored; a log without any NCCL
+line is a :class:`~unifab.errors.ParseError`, as is a ``NET/IB : Using`` or ``NET/Socket : Using`` line that does
+not list devices in the shape above, or a ``Got completion from peer`` line without a status and a vendor error.
 """
 
 from __future__ import annotations
@@ -26,11 +43,22 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
-__all__ = ["NcclDebug", "NcclHost", "NcclIbDevice", "NcclInterface", "parse"]
+__all__ = ["NcclCompletionError", "NcclDebug", "NcclHost", "NcclIbDevice", "NcclInterface", "parse"]
 
 _PREFIX = re.compile(
     r"(?:^|[\s:>\]])(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*):(?P<pid>[0-9]+):(?P<tid>[0-9]+)"
-    r" \[[^\]]*\] NCCL INFO (?P<msg>.*)$"
+    r" \[(?P<dev>[^\]]*)\](?: \S+)? NCCL (?P<level>INFO|WARN) (?P<msg>.*)$"
+)
+_STAMP = re.compile(
+    r"^\s*(?:\[(?P<bracket>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]"
+    r"|(?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?))\s"
+)
+_COMPLETION = re.compile(
+    r"^NET/IB(?:/GIN)? ?: ?Got completion from peer (?:(?P<peer>[^\s<]+)(?:<(?P<pport>[0-9]+)>)? )?with "
+    r"(?:error (?P<err>[0-9]+)|status=(?:(?P<sname>[A-Z_]+)\()?(?P<status>[0-9]+)\)?),? ?"
+    r"(?:opcode[= ](?:(?P<oname>[A-Z_]+)\()?(?P<opcode>[0-9]+)\)?,? ?)?(?:len[= ](?P<len>[0-9]+),? ?)?"
+    r"vendor(?: err |_err=)(?P<verr>[0-9]+)(?: \((?P<dir>[A-Za-z]+)\))?"
+    r"(?: localGid ?(?P<lgid>[0-9A-Fa-f:.]+))?(?: remoteGids? ?(?P<rgid>[0-9A-Fa-f:.]+))?(?: hca (?P<hca>\S+))?"
 )
 _IB_USING = re.compile(r"^NET/IB ?: ?Using(?P<devs>.*?)(?:; ?OOB (?P<oob>\S+))?$")
 _IB_DEVICE = re.compile(
@@ -60,6 +88,28 @@ class NcclInterface:
 
 
 @dataclass(frozen=True, slots=True)
+class NcclCompletionError:
+    """One ``Got completion from peer`` warning: a work request of ``host`` failed against a remote QP."""
+
+    line: int  # 1-based line of the log
+    timestamp: str | None  # as printed before the NCCL prefix, None when the line has none
+    host: str  # the reporting host (NCCL's prefix)
+    pid: int
+    cuda_dev: str  # the [N] of the prefix
+    peer: str | None  # the peer's socket address or name as printed ("10.2.0.5"), None when not printed
+    peer_port: int | None
+    status: int  # ibv_wc_status: 12 = IBV_WC_RETRY_EXC_ERR (transport retries exhausted)
+    status_name: str | None  # "IBV_WC_RETRY_EXC_ERR" when printed
+    opcode: int | None
+    length: int | None
+    vendor_err: int
+    direction: str | None  # "Send" | "Recv" | ... as printed
+    local_gid: str | None  # "::ffff:10.99.92.59" as printed
+    remote_gid: str | None
+    hca: str | None  # the local RDMA device ("mlx5_1")
+
+
+@dataclass(frozen=True, slots=True)
 class NcclHost:
     ib_devices: tuple[NcclIbDevice, ...]
     ib_no_device: bool
@@ -72,6 +122,7 @@ class NcclHost:
 @dataclass(frozen=True, slots=True)
 class NcclDebug:
     hosts: dict[str, NcclHost]  # in first-seen order
+    errors: tuple[NcclCompletionError, ...] = ()  # completion errors, in log order
 
 
 class _Host:
@@ -133,6 +184,7 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
     if not text.strip():
         raise ParseError(source, "expected an NCCL_DEBUG=INFO log, got empty text", line=1)
     hosts: dict[str, _Host] = {}
+    errors: list[NcclCompletionError] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         p = _PREFIX.search(raw.rstrip())
         if p is None:
@@ -140,6 +192,10 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
         host = hosts.setdefault(p["host"], _Host())
         host.pids.setdefault(int(p["pid"]), None)
         msg = " ".join(p["msg"].split())
+        if p["level"] == "WARN":
+            if "Got completion from peer" in msg:
+                errors.append(_completion(raw, p, msg, number, source))
+            continue
         if m := _IB_USING.match(msg):
             _ib_using(host, m, number, source)
         elif m := _SOCKET_USING.match(msg):
@@ -147,5 +203,35 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
         elif _NO_IB.match(msg):
             host.no_ib = True
     if not hosts:
-        raise ParseError(source, "expected '<host>:<pid>:<tid> [<dev>] NCCL INFO ...' lines, found none", line=1)
-    return NcclDebug({name: h.freeze() for name, h in hosts.items()})
+        raise ParseError(source, "expected '<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...' lines, found none", line=1)
+    return NcclDebug({name: h.freeze() for name, h in hosts.items()}, tuple(errors))
+
+
+def _completion(raw: str, p: re.Match[str], msg: str, number: int, source: str) -> NcclCompletionError:
+    m = _COMPLETION.match(msg)
+    if m is None:
+        raise ParseError(
+            source,
+            "expected 'Got completion from peer <addr> with status=<n> ... vendor err <n>' (or 'with error <n>, ...')",
+            line=number,
+        )
+    stamp = _STAMP.match(raw[: p.start("host")])
+    when = (stamp["bracket"] or stamp["rfc"]) if stamp is not None else None
+    return NcclCompletionError(
+        line=number,
+        timestamp=when,
+        host=p["host"],
+        pid=int(p["pid"]),
+        cuda_dev=p["dev"],
+        peer=m["peer"],
+        peer_port=int(m["pport"]) if m["pport"] else None,
+        status=int(m["err"] or m["status"]),
+        status_name=m["sname"],
+        opcode=int(m["opcode"]) if m["opcode"] else None,
+        length=int(m["len"]) if m["len"] else None,
+        vendor_err=int(m["verr"]),
+        direction=m["dir"],
+        local_gid=m["lgid"],
+        remote_gid=m["rgid"],
+        hca=m["hca"],
+    )

@@ -145,6 +145,7 @@ class SonicSwitch:
     pfc_wd: dict[str, dict[str, str]]
     neighbors: dict[str, tuple[str, str]]
     buffer_inputs: SonicBufferInputs | None = None
+    default_pfcwd_status: str | None = None  # DEVICE_METADATA|localhost default_pfcwd_status, as configured
 
 
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicSwitch:
@@ -570,6 +571,7 @@ class _Resolver:
             pfc_wd=_copy(t.get("PFC_WD", _EMPTY)),
             neighbors=self._neighbors(),
             buffer_inputs=self._buffer_inputs(meta),
+            default_pfcwd_status=meta.get("default_pfcwd_status"),
         )
 
     def _buffer_inputs(self, meta: Fields) -> SonicBufferInputs:

@@ -1,0 +1,247 @@
+"""Detectors over events and readings (:mod:`unifab.health.events`): optics DOM, GPU Xids, NCCL completion errors.
+
+* **HEALTH-OPTICS**: a module's DOM against *its own* levels (the thresholds in its EEPROM, as ``ethtool -m``
+  prints them) and its own alarm/warning flags: per lane rx and tx power and bias, and the module's temperature
+  and voltage. Beyond an alarm level (or an alarm flag on) is an alarm; beyond a warning level is a warning (a
+  symptom too unless ``optics_warnings`` is off). A module without DOM (a passive DAC: no lanes, temperature 0)
+  has nothing to judge. The reading has no time of its own: its symptom carries the time the caller gives.
+* **HEALTH-GPU-XID**: Xids the catalog (:mod:`unifab.health.xid_catalog`) treats as faults, per GPU (the Xid's PCI
+  address joined to ``nvidia-smi``'s ``pci_bus_id``); one occurrence is enough, application Xids never are.
+* **HEALTH-NCCL-ERROR**: each completion error is put on its NIC pair (the local GID, else the host and ``hca``;
+  the remote GID, else the peer address, against the GIDs of ``show_gids``) and the pair's path (each NIC's link
+  to its leaf; between two leaves, their uplinks, by ECMP any of them). A NIC's link is blamed when errors
+  name at least ``nccl_peers`` distinct peers through it **and** come from both of its sides (the NIC reported
+  some, its peers reported it): a peer whose process died makes every rank talking to it report errors, but it
+  reports none itself, and that is not the network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from unifab.health.detect import GPU_XID, NCCL_ERROR, OPTICS, Symptom, Thresholds
+from unifab.health.events import ModuleRecord, NcclRecord, XidRecord
+from unifab.health.xid_catalog import ACTIONS, lookup
+from unifab.model import Endpoint, Fabric, Link, Nic
+from unifab.parse.host.ethtool_module import Flags, Levels
+from unifab.parse.host.xid import normalize_pci
+
+__all__ = ["gpu_xid", "nccl_errors", "optics"]
+
+_FLAG_NAMES = (("high_alarm", "high alarm"), ("low_alarm", "low alarm"), ("high_warning", "high warning"))
+
+
+def _judge(what: str, value: float | None, unit: str, levels: Levels | None, flags: Flags | None) -> tuple[int, str]:
+    """(2 alarm | 1 warning | 0 fine, why) for one monitored value."""
+    found: list[tuple[int, str]] = []
+    if value is not None and levels is not None:
+        for level, bound, high in (
+            (2, levels.high_alarm, True),
+            (2, levels.low_alarm, False),
+            (1, levels.high_warning, True),
+            (1, levels.low_warning, False),
+        ):
+            if bound is not None and (value > bound if high else value < bound):
+                side, name = ("above", "high") if high else ("below", "low")
+                kind = "alarm" if level == 2 else "warning"
+                found.append(
+                    (level, f"{what} {value:g} {unit} {side} the module's {name} {kind} level {bound:g} {unit}")
+                )
+                break
+    if flags is not None:
+        for attr, name in (*_FLAG_NAMES, ("low_warning", "low warning")):
+            if getattr(flags, attr):
+                found.append((2 if "alarm" in attr else 1, f"{what} {name} flag on"))
+                break
+    return max(found, key=lambda f: f[0], default=(0, ""))
+
+
+def _module_findings(record: ModuleRecord) -> list[tuple[int, str]]:
+    m = record.module
+    th = m.thresholds
+    out: list[tuple[int, str]] = []
+    if m.lanes or (m.temperature_c or 0.0) != 0.0:
+        out.append(_judge("temperature", m.temperature_c, "C", th.temperature_c if th else None, m.temperature_flags))
+        out.append(_judge("voltage", m.voltage_v, "V", th.voltage_v if th else None, m.voltage_flags))
+    for lane in m.lanes:
+        tag = f"lane {lane.lane}"
+        out.append(
+            _judge(f"{tag} rx power", lane.rx_power_mw, "mW", th.rx_power_mw if th else None, lane.rx_power_flags)
+        )
+        out.append(
+            _judge(f"{tag} tx power", lane.tx_power_mw, "mW", th.tx_power_mw if th else None, lane.tx_power_flags)
+        )
+        out.append(_judge(f"{tag} bias", lane.bias_ma, "mA", th.bias_ma if th else None, lane.bias_flags))
+    return [f for f in out if f[0]]
+
+
+def optics(modules: Iterable[ModuleRecord], t: Thresholds, when: float) -> list[Symptom]:
+    out = []
+    for record in modules:
+        found = _module_findings(record)
+        worst = max((level for level, _ in found), default=0)
+        if worst == 0 or (worst == 1 and not t.optics_warnings):
+            continue
+        notes = tuple(why for level, why in sorted(found, key=lambda f: -f[0]))
+        counter = "dom alarm" if worst == 2 else "dom warning"
+        end = Endpoint(record.host, record.netdev)
+        entity = f"optic:{record.host}:{record.netdev}"
+        out.append(Symptom(OPTICS, entity, end, counter, when, when, float(len(found)), 1, float(worst), 0, notes))
+    return sorted(out, key=lambda s: s.entity)
+
+
+def gpu_xid(records: Iterable[XidRecord], fabric: Fabric, when: float) -> list[Symptom]:
+    by_gpu: dict[tuple[str, str], list[XidRecord]] = {}
+    for r in records:
+        if lookup(r.event.xid).incident:
+            by_gpu.setdefault((r.host, r.event.pci_bus_id), []).append(r)
+    out = []
+    for (host, pci), group in sorted(by_gpu.items()):
+        h = fabric.hosts.get(host)
+        gpu = next((g for g in h.gpus.values() if _bdf(g.pci_bus_id) == pci), None) if h else None
+        ident = str(gpu.index) if gpu is not None else pci
+        times = [r.time for r in group if r.time is not None]
+        codes = sorted({r.event.xid for r in group}, key=[r.event.xid for r in group].index)
+        notes = []
+        for code in codes:
+            info = lookup(code)
+            action = ACTIONS.get(info.immediate, "look the Xid up in NVIDIA's Xid catalog")
+            notes.append(f"Xid {code} {info.mnemonic}: {info.meaning}; vendor action: {action}")
+        if gpu is None:
+            notes.append(f"PCI {pci} is not a GPU nvidia-smi listed on {host}")
+        if not times:
+            notes.append("the log prints no wall-clock time: the start is when telemetry begins")
+        start, end = (min(times), max(times)) if times else (when, when)
+        counter = "xid " + ",".join(str(c) for c in codes)
+        out.append(
+            Symptom(
+                GPU_XID,
+                f"gpu:{host}:{ident}",
+                Endpoint(host, f"gpu{ident}"),
+                counter,
+                start,
+                end,
+                float(len(group)),
+                len(group),
+                0.0,
+                0,
+                tuple(notes),
+            )
+        )
+    return out
+
+
+def _bdf(text: str | None) -> str | None:
+    return normalize_pci(f"PCI:{text}") if text else None
+
+
+def _gid_key(text: str | None) -> ipaddress.IPv6Address | ipaddress.IPv4Address | None:
+    if not text:
+        return None
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped
+    return addr
+
+
+@dataclass(slots=True)
+class _Side:
+    reported: set[str] = field(default_factory=set)  # peers this NIC reported errors against
+    reported_by: set[str] = field(default_factory=set)  # NICs that reported errors against this one
+    records: list[NcclRecord] = field(default_factory=list)
+
+
+class _Nics:
+    def __init__(self, fabric: Fabric) -> None:
+        self.by_gid: dict[object, Nic] = {}
+        self.by_dev: dict[tuple[str, str], Nic] = {}
+        for host in fabric.hosts.values():
+            for nic in host.nics.values():
+                if nic.rdma_dev:
+                    self.by_dev[(nic.host, nic.rdma_dev)] = nic
+                for gid in nic.gids:
+                    for text in (gid.gid, gid.ipv4):
+                        if (key := _gid_key(text)) is not None:
+                            self.by_gid.setdefault(key, nic)
+
+    def local(self, r: NcclRecord) -> Nic | None:
+        key = _gid_key(r.error.local_gid)
+        found = self.by_gid.get(key) if key is not None else None
+        if found is not None or not r.error.hca:
+            return found
+        host = r.error.host
+        return self.by_dev.get((host, r.error.hca)) or self.by_dev.get((host.split(".", 1)[0], r.error.hca))
+
+    def remote(self, r: NcclRecord) -> Nic | None:
+        for text in (r.error.remote_gid, r.error.peer):
+            key = _gid_key(text)
+            if key is not None and key in self.by_gid:
+                return self.by_gid[key]
+        return None
+
+
+def _path(nic: Nic, other: Nic, link_of: dict[Endpoint, Link], fabric: Fabric) -> str:
+    def leaf(n: Nic) -> Endpoint | None:
+        link = link_of.get(n.endpoint)
+        return None if link is None else (link.b if link.a == n.endpoint else link.a)
+
+    a, b = leaf(nic), leaf(other)
+    hops = [str(nic.endpoint), str(a) if a else "?"]
+    if a is not None and b is not None and a.node != b.node:
+        hops.append(f"ECMP over {a.node}'s uplinks to {b.node}")
+    hops += [str(b) if b else "?", str(other.endpoint)]
+    return " -> ".join(hops)
+
+
+def nccl_errors(records: Sequence[NcclRecord], fabric: Fabric, t: Thresholds, when: float) -> list[Symptom]:
+    nics = _Nics(fabric)
+    link_of: dict[Endpoint, Link] = {}
+    for link in fabric.links:
+        link_of.setdefault(link.a, link)
+        link_of.setdefault(link.b, link)
+    sides: dict[str, _Side] = {}
+    by_id: dict[str, Nic] = {}
+    for r in records:
+        local, remote = nics.local(r), nics.remote(r)
+        if local is None or remote is None or local.id == remote.id:
+            continue
+        by_id[local.id], by_id[remote.id] = local, remote
+        a, b = sides.setdefault(local.id, _Side()), sides.setdefault(remote.id, _Side())
+        a.reported.add(remote.id)
+        b.reported_by.add(local.id)
+        a.records.append(r)
+        b.records.append(r)
+    out = []
+    for nic_id, side in sorted(sides.items()):
+        peers = side.reported | side.reported_by
+        blamed = link_of.get(by_id[nic_id].endpoint)
+        if blamed is None or len(peers) < t.nccl_peers or not side.reported or not side.reported_by:
+            continue
+        times = [r.time for r in side.records if r.time is not None]
+        statuses = sorted({f"status={r.error.status}" for r in side.records})
+        notes = [f"{len(peers)} peers: " + ", ".join(sorted(peers)[:6])]
+        notes += [_path(by_id[nic_id], by_id[p], link_of, fabric) for p in sorted(peers)[:3]]
+        if not times:
+            notes.append("the log prints no time stamps: the start is when telemetry begins")
+        start, end = (min(times), max(times)) if times else (when, when)
+        out.append(
+            Symptom(
+                NCCL_ERROR,
+                blamed.id,
+                by_id[nic_id].endpoint,
+                ",".join(statuses),
+                start,
+                end,
+                float(len(side.records)),
+                len(peers),
+                0.0,
+                0,
+                tuple(notes),
+            )
+        )
+    return out

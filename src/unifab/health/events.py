@@ -1,0 +1,162 @@
+"""Health evidence that is not a counter: Xid lines of kernel logs, NCCL completion errors, transceiver DOM.
+
+:func:`read_events` reads, from a bundle:
+
+* ``telemetry/kernel/*.log`` (``journalctl -k -o short-iso`` and the other kernel-log forms
+  :mod:`unifab.parse.host.xid` reads; the host is the journal's host field, never the file name) and each host's
+  ``hosts/<host>/cmd/dmesg.txt`` (plain ``dmesg``: the time of an event is known only when the log prints a
+  wall-clock stamp);
+* ``telemetry/nccl/*.log``: ``NCCL_DEBUG=INFO|WARN`` output of jobs (:mod:`unifab.parse.host.nccl_debug`);
+* ``hosts/<host>/cmd/ethtool-m/<netdev>.txt`` of every NIC of the Fabric (:mod:`unifab.parse.host.ethtool_module`).
+
+A file that cannot be read or parsed is one problem (file, line, what was expected); the rest is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from unifab import layout
+from unifab.errors import ParseError
+from unifab.model import Fabric
+from unifab.parse.host import ethtool_module, nccl_debug, xid
+from unifab.sources import SourcePath
+
+__all__ = ["EventStore", "ModuleRecord", "NcclRecord", "XidRecord", "read_events", "wall_time"]
+
+
+@dataclass(frozen=True, slots=True)
+class XidRecord:
+    host: str
+    event: xid.XidEvent
+    time: float | None  # epoch seconds; None when the log printed no wall-clock time
+    where: str  # file:line
+
+
+@dataclass(frozen=True, slots=True)
+class NcclRecord:
+    error: nccl_debug.NcclCompletionError
+    time: float | None
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRecord:
+    host: str
+    netdev: str
+    module: ethtool_module.ModuleEeprom
+    where: str
+
+
+@dataclass(slots=True)
+class EventStore:
+    xids: list[XidRecord] = field(default_factory=list)
+    nccl: list[NcclRecord] = field(default_factory=list)
+    modules: list[ModuleRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    files: int = 0  # log files read under telemetry/ (host files are part of the snapshot, not counted)
+
+
+_FRACTION = re.compile(r"[.,](\d+)")
+_SYSLOG = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d")
+
+
+def wall_time(text: str | None, year: int | None = None) -> float | None:
+    """Epoch seconds of a printed time: ISO 8601 / RFC 3339 (``2026-11-30T03:00:00.123456789Z``, ``2026-03-03
+    12:11:38``, ``...+0000``), ``dmesg -T`` (``Sun Feb 23 16:24:18 2025``), or syslog ``Feb 23 16:24:18`` (in
+    ``year``). Times without a zone are UTC; None for anything else (``dmesg`` reltime prints minutes only)."""
+    if not text:
+        return None
+    cleaned = _FRACTION.sub(lambda m: "." + m[1][:6], text.strip(), count=1)
+    cleaned = cleaned.replace("Z", "+00:00")
+    try:
+        when = datetime.fromisoformat(cleaned)
+    except ValueError:
+        when = None
+        for fmt in ("%a %b %d %H:%M:%S %Y",):
+            try:
+                when = datetime.strptime(cleaned, fmt)
+            except ValueError:
+                continue
+        if when is None and year is not None and _SYSLOG.match(cleaned):
+            try:
+                when = datetime.strptime(f"{year} {cleaned[:15]}", "%Y %b %d %H:%M:%S")
+            except ValueError:
+                return None
+    if when is None:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def _read(path: SourcePath, store: EventStore, where: str) -> str | None:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        store.problems.append(f"{where}: {exc}")
+        return None
+    store.files += where.startswith(layout.TELEMETRY_DIR + "/")
+    return text
+
+
+def _kernel(
+    store: EventStore, text: str, where: str, host: str | None, year: int | None, known: Collection[str] = ()
+) -> None:
+    try:
+        log = xid.parse(text, where)
+    except ParseError as exc:
+        store.problems.append(str(exc))
+        return
+    for event in log.events:
+        owner = event.host or host
+        if owner is not None and owner not in known and owner.split(".", 1)[0] in known:
+            owner = owner.split(".", 1)[0]  # the journal's FQDN, the bundle's short name
+        if owner is None:
+            store.problems.append(f"{where}:{event.line}: an Xid line without a host name (journal host field)")
+            continue
+        stamp = event.timestamp if isinstance(event.timestamp, str) else None
+        store.xids.append(XidRecord(owner, event, wall_time(stamp, year), f"{where}:{event.line}"))
+
+
+def _logs(root: SourcePath, directory: str) -> list[SourcePath]:
+    base = root / directory
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.walk_files() if p.name.endswith(layout.LOG_SUFFIX))
+
+
+def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> EventStore:
+    """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times)."""
+    store = EventStore()
+    for path in _logs(root, layout.KERNEL_LOG_DIR):
+        where = f"{layout.KERNEL_LOG_DIR}/{path.relative_to(root / layout.KERNEL_LOG_DIR)}"
+        if (text := _read(path, store, where)) is not None:
+            _kernel(store, text, where, None, year, fabric.hosts)
+    for name in sorted(fabric.hosts):
+        host_root = root / layout.HOSTS / name
+        dmesg = host_root / layout.DMESG
+        where = f"{layout.HOSTS}/{name}/{layout.DMESG}"
+        if dmesg.is_file() and (text := _read(dmesg, store, where)) is not None:
+            _kernel(store, text, where, name, year)
+        for netdev in sorted(fabric.hosts[name].nics):
+            path = host_root / layout.ETHTOOL_M_DIR / f"{netdev}.txt"
+            where = f"{layout.HOSTS}/{name}/{layout.ETHTOOL_M_DIR}/{netdev}.txt"
+            if not path.is_file() or (text := _read(path, store, where)) is None:
+                continue
+            try:
+                store.modules.append(ModuleRecord(name, netdev, ethtool_module.parse(text, where), where))
+            except ParseError as exc:
+                store.problems.append(str(exc))
+    for path in _logs(root, layout.NCCL_LOG_DIR):
+        where = f"{layout.NCCL_LOG_DIR}/{path.relative_to(root / layout.NCCL_LOG_DIR)}"
+        if (text := _read(path, store, where)) is None:
+            continue
+        try:
+            log = nccl_debug.parse(text, where)
+        except ParseError as exc:
+            store.problems.append(str(exc))
+            continue
+        store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
+    return store
