@@ -104,7 +104,8 @@ BROKEN = {
         "preset: nvidia-spectrum-x\nqos:\n  ecnn: []\noverrides:\n  - match: {rack: 3}\n    qos: {}\n",
         [
             "keys.yaml:3: qos.ecnn: unknown key 'ecnn'; allowed: name, roce, cnp, lossless_priorities, "
-            "dscp_to_priority, priority_to_tc, ets, ecn, dcqcn, mtu, pfc_watchdog, headroom, nccl",
+            "dscp_to_priority, priority_to_tc, ets, ecn, dcqcn, mtu, pfc_watchdog, headroom, nccl, dcbx, "
+            "congestion_control",
             "keys.yaml:5: overrides[0].match.rack: unknown key 'rack'; allowed: role, os, su, rail, name",
         ],
     ),

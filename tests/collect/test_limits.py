@@ -86,7 +86,7 @@ def test_a_name_lookup_that_never_answers_is_cut_off_by_the_deadline(
             ):
                 c.show("show version")
         else:
-            reader = SonicRedis("leaf01", host=name, port=6379, database_config=database_config(6379),
+            reader = SonicRedis("leaf01", host=name, port=1, database_config=database_config(1),
                                 timeout_s=10, deadline_s=DEADLINE_S)  # fmt: skip
             with reader, pytest.raises(SonicRedisError) as info:
                 reader.config_db_hashes()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from unifab.checks.context import CheckContext
+from unifab.checks.context import CheckContext, cnp_queue
 from unifab.checks.findings import SwitchWide, link_finding
 from unifab.checks.registry import CheckSpec
 from unifab.checks.uplink_qos import uplink_cnp
@@ -336,18 +336,11 @@ def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
         if nic_q is None or port_q is None or port_q.trust != "dscp":
             continue
         cnp_dscp = nic_q.cnp_dscp if nic_q.cnp_dscp is not None else base.cnp_dscp
-        tc = port_q.dscp_to_tc.get(cnp_dscp)
-        index = port_q.tc_to_queue.get(tc, tc) if tc is not None else None
-        queue = port_q.queues.get(index) if index is not None else None
-        strict = queue is not None and queue.scheduler_type == "STRICT"
-        paused = tc is not None and tc in port_q.pfc_enabled
-        if strict and not paused:
+        cnp = cnp_queue(port_q, cnp_dscp)
+        if not cnp.problems:
             continue
-        problems = []
-        if not strict:
-            problems.append(f"queue {index} is {queue.scheduler_type if queue else 'unconfigured'}, not strict")
-        if paused:
-            problems.append(f"TC {tc} is PFC-paused")
+        tc, index, queue, problems = cnp.tc, cnp.index, cnp.queue, cnp.problems
+        strict = queue is not None and queue.scheduler_type == "STRICT"
         fixes = []
         if not strict and index is not None:
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).queue_strict(lk.port.name, index)))
@@ -368,8 +361,9 @@ def check_cnp(ctx: CheckContext) -> Iterator[Finding]:
 CHECKS = (
     CheckSpec(
         "QOS-ECN-OFF",
-        "The switch does not ECN-mark the RoCE queue toward a NIC",
-        "Without ECN, DCQCN cannot throttle senders; congestion turns into PFC storms and victim flows.",
+        "The switch does not ECN-mark the RoCE queue toward a NIC or on a switch link",
+        "Without ECN, DCQCN cannot throttle senders; congestion turns into PFC storms and victim flows. Covers "
+        "the leaf port toward each NIC and both ends of every switch↔switch link.",
         "Attach an ECN profile of THAT switch to the RoCE queue (QUEUE|<port>|<q> wred_profile on SONiC, the "
         "port's congestion-control profile on NVUE), creating it first when the switch has none; EOS sets "
         "random-detect ecn on the interface's tx-queue. Not reported where the intent's congestion_control is "

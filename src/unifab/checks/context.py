@@ -7,7 +7,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port
+from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port, PortQos, QueueQos
 from unifab.profile import QosProfile
 from unifab.render.switch_cli import SwitchCli, for_os
 
@@ -16,9 +16,11 @@ __all__ = [
     "DEFAULT_ROCE_DSCP",
     "Baseline",
     "CheckContext",
+    "CnpQueue",
     "H",
     "NicLink",
     "PortLink",
+    "cnp_queue",
     "fabric_baseline",
     "intent_baseline",
     "majority",
@@ -132,6 +134,29 @@ class CheckContext:
             "hosts": list(self.hosts_behind[leaf]),
             "ecmp_share": f"1 of {uplinks} uplinks of {leaf}",
         }
+
+
+@dataclass(frozen=True, slots=True)
+class CnpQueue:
+    """Where a switch port queues CNPs (their DSCP's TC and egress queue), and what makes them wait there."""
+
+    tc: int | None
+    index: int | None
+    queue: QueueQos | None
+    problems: tuple[str, ...]  # empty: a strict queue of a class PFC does not pause
+
+
+def cnp_queue(q: PortQos, cnp_dscp: int) -> CnpQueue:
+    """The queue CNPs of ``cnp_dscp`` take on a port, judged: strict priority and not PFC-paused."""
+    tc = q.dscp_to_tc.get(cnp_dscp)
+    index = q.tc_to_queue.get(tc, tc) if tc is not None else None
+    queue = q.queues.get(index) if index is not None else None
+    problems = []
+    if queue is None or queue.scheduler_type != "STRICT":
+        problems.append(f"queue {index} is {queue.scheduler_type if queue else 'unconfigured'}, not strict")
+    if tc is not None and tc in q.pfc_enabled:
+        problems.append(f"TC {tc} is PFC-paused")
+    return CnpQueue(tc, index, queue, tuple(problems))
 
 
 def roce_dscp_of(nic: Nic, baseline: Baseline) -> int:

@@ -328,8 +328,9 @@ CHECKS = (
     ),
     CheckSpec(
         "QOS-PFC-MISMATCH",
-        "PFC priorities differ between a NIC and its switch port",
-        "A priority that is lossless on one end only loses packets under congestion; RoCE then retransmits.",
+        "PFC priorities differ between the two ends of a link (NIC↔switch or switch↔switch)",
+        "A priority that is lossless on one end only loses packets under congestion; RoCE then retransmits. "
+        "Covers NIC↔leaf links and every switch↔switch tier.",
         "Enable PFC on the same priorities on both ends (mlnx_qos --pfc, dcb pfc or niccli pfc on the NIC, "
         "PORT_QOS_MAP.pfc_enable on SONiC, the port bound to its own PFC profile unifab-pfc-<prios>-<m>m on "
         "NVUE). A NIC PFC change toggles its link: the fix drains the node in Slurm first and resumes it after.",

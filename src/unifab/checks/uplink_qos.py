@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from unifab.checks.context import CheckContext, PortLink
+from unifab.checks.context import CheckContext, PortLink, cnp_queue
 from unifab.checks.pfcwd import SwitchWatchdog, judge_port
 from unifab.model import Finding, Fix, Port, Severity
 
@@ -204,20 +204,13 @@ def uplink_cnp(ctx: CheckContext) -> Iterator[Finding]:
         q = port.qos
         if q is None or q.trust != "dscp":
             continue
-        tc = q.dscp_to_tc.get(base.cnp_dscp)
-        index = q.tc_to_queue.get(tc, tc) if tc is not None else None
-        queue = q.queues.get(index) if index is not None else None
-        if queue is None and not q.queues:
+        if not q.queues:
             continue  # no queue configuration read for this port: unknown, not wrong
-        strict = queue is not None and queue.scheduler_type == "STRICT"
-        paused = tc is not None and tc in q.pfc_enabled
-        if strict and not paused:
+        cnp = cnp_queue(q, base.cnp_dscp)
+        if not cnp.problems:
             continue
-        problems = []
-        if not strict:
-            problems.append(f"queue {index} is {queue.scheduler_type if queue else 'unconfigured'}, not strict")
-        if paused:
-            problems.append(f"TC {tc} is PFC-paused")
+        tc, index, queue, problems = cnp.tc, cnp.index, cnp.queue, cnp.problems
+        strict = queue is not None and queue.scheduler_type == "STRICT"
         fix = ctx.cli(port.switch).queue_strict(port.name, index) if not strict and index is not None else ()
         message = f"CNPs (DSCP {base.cnp_dscp}) wait on {port.endpoint} (switch link): {', '.join(problems)}"
         evidence = {
