@@ -75,7 +75,8 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
         if progress:
             progress("hosts", 1)
     switch_links: list[Link] = []
-    for switch_dir in _subdirs(root / layout.SWITCHES):
+    switch_dirs = list(_subdirs(root / layout.SWITCHES))
+    for switch_dir in switch_dirs:
         switch, links = _load_switch(switch_dir, problems)
         if switch is not None:
             fabric.switches[switch.name] = switch
@@ -93,7 +94,7 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
         fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
     if (root / layout.INTENT).is_file():
         fabric.qos_intent = _load_intent(root / layout.INTENT, problems)
-    report_never_collected(root, {d.name for d in _subdirs(root / layout.SWITCHES)}, problems)
+    report_never_collected(root, {d.name for d in switch_dirs}, problems)
     if isinstance(root.source, DirectorySource):
         _report_refused(root, root.source.refused, problems)
     fabric.input_findings = problems.findings

@@ -124,8 +124,8 @@ from unifab.layout import (
 __all__ = [
     "PCIE_GEN_GTS",
     "RELATION_RANK",
+    "CollectRecord",
     "T",
-    "failed_attempt",
     "load_host",
     "parse_collect_json",
     "parse_mtu",
@@ -177,12 +177,11 @@ class _HostReader:
         self.name = host_dir.name
         self.problems = problems
         self.reported: set[str] = set()  # bundle-relative paths already named INPUT-MISSING
-        collected = self.parse(COLLECT_JSON, parse_collect_json)
-        for rel, reason in collected or ():
+        record = self.parse(COLLECT_JSON, parse_collect_json)
+        for rel, reason in record.missing if record else ():
             self.missing(rel, reason)
-        attempt = self.parse(COLLECT_JSON, failed_attempt) if collected is not None else None
-        if attempt is not None:  # the agent's last collect failed: what is here is an earlier collect's
-            self.problems.stale(self.dir / COLLECT_JSON, self.name, *attempt, kind="host")
+        if record and record.failed:  # the agent's last collect failed: what is here is an earlier collect's
+            self.problems.stale(self.dir / COLLECT_JSON, self.name, *record.failed, kind="host")
         self.lspci = self.parse(LSPCI, lspci.parse)
         self.pci = self.lspci.by_bdf() if self.lspci else {}
         self.nccl = self.parse(NCCL_TOPO, nccl_topo.parse)
@@ -758,24 +757,16 @@ def parse_uevent(text: str, source: str) -> dict[str, str]:
     return out
 
 
-def failed_attempt(text: str, source: str) -> tuple[str | None, str | None, str | None] | None:
-    """``collect.json``'s failed ``last_attempt`` as (data from, failed at, reason), else ``None``.
+@dataclass(frozen=True, slots=True)
+class CollectRecord:
+    """``collect.json`` of live collection: what it could not gather, and its failed last attempt if any."""
 
-    Called after :func:`parse_collect_json` accepted the file, so only the attempt's own fields are judged."""
-    data = orjson.loads(text)
-    attempt = data.get("last_attempt") if isinstance(data, dict) else None
-    if not isinstance(attempt, dict) or attempt.get("result") != "failed":
-        return None
-
-    def text_of(value: object) -> str | None:
-        return value if isinstance(value, str) and value else None
-
-    failed_at = text_of(attempt.get("finished")) or text_of(attempt.get("started"))
-    return text_of(data.get("finished")), failed_at, text_of(attempt.get("reason"))
+    missing: tuple[tuple[str, str], ...]  # (relative path, reason)
+    failed: tuple[str | None, str | None, str | None] | None  # (data from, failed at, reason)
 
 
-def parse_collect_json(text: str, source: str) -> tuple[tuple[str, str], ...]:
-    """``collect.json`` of live collection: its ``missing`` list as ``(relative path, reason)`` pairs."""
+def parse_collect_json(text: str, source: str) -> CollectRecord:
+    """``collect.json`` of live collection: its ``missing`` list and its failed ``last_attempt``."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -797,4 +788,12 @@ def parse_collect_json(text: str, source: str) -> tuple[tuple[str, str], ...]:
                 source, f"expected a path inside the host directory, got {path[:60]!r}", key=f"missing[{i}]"
             )
         out.append((path, reason))
-    return tuple(out)
+    return CollectRecord(tuple(out), _failed_attempt(data))
+
+
+def _failed_attempt(data: dict[str, object]) -> tuple[str | None, str | None, str | None] | None:
+    attempt = data.get("last_attempt")
+    if not isinstance(attempt, dict) or attempt.get("result") != "failed":
+        return None
+    said = {k: v for k, v in {**attempt, "data_from": data.get("finished")}.items() if isinstance(v, str) and v}
+    return said.get("data_from"), said.get("finished") or said.get("started"), said.get("reason")

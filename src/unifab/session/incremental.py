@@ -185,7 +185,8 @@ class Session:
             self.fabric.hosts[host.name] = host
             self._contrib[(HOST, host_dir.name)] = links
             self._inputs[(HOST, host_dir.name)] = found
-        for switch_dir in _subdirs(root / layout.SWITCHES):
+        switch_dirs = _subdirs(root / layout.SWITCHES)
+        for switch_dir in switch_dirs:
             switch, links, found = _read_switch(root, switch_dir.name)
             if switch is not None:
                 self.fabric.switches[switch.name] = switch
@@ -195,7 +196,7 @@ class Session:
         self._contrib[PLAN_KEY] = load_plan(root / layout.PLAN_DIR, problems)
         self._inputs[PLAN_KEY] = problems.findings
         problems = Problems(root)
-        report_never_collected(root, {d.name for d in _subdirs(root / layout.SWITCHES)}, problems)
+        report_never_collected(root, {d.name for d in switch_dirs}, problems)
         self._inputs[MANIFEST_KEY] = problems.findings
         if (root / layout.SCHEDULER).is_dir():
             from unifab.collect.scheduler import load_jobs

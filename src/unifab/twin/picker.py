@@ -15,7 +15,7 @@ from unifab.errors import UsageError
 from unifab.model import Endpoint, link_id
 from unifab.twin.cluster import Cluster, TwinNic, TwinPort, TwinSwitch
 
-__all__ = ["CANNOT_EXPRESS", "HostLink", "Picker", "Truth", "Uplink", "host_links", "uplinks"]
+__all__ = ["CANNOT_EXPRESS", "HostLink", "Picker", "Truth", "Uplink", "host_links", "link_truth", "uplinks"]
 
 Truth = dict[str, Any]
 CANNOT_EXPRESS = "no device in this cluster can express it"
@@ -54,6 +54,11 @@ class Uplink:
             "a": f"{self.leaf.name}:{self.leaf_port.name}",
             "b": f"{self.spine.name}:{self.spine_port.name}",
         }
+
+
+def link_truth(check: str, lk: HostLink, side: str, detail: str) -> Truth:
+    """The truth entry of a misconfiguration on one host link: the finding names the link and its two ends."""
+    return {"check": check, "subject": lk.subject(), "entities": [lk.id], "side": side, "detail": detail}
 
 
 def uplinks(cluster: Cluster) -> list[Uplink]:

@@ -16,14 +16,10 @@ from collections.abc import Callable
 
 from unifab.twin.cluster import QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
 from unifab.twin.host_scenarios import HOST_SCENARIOS
-from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink
+from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink, link_truth
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
 __all__ = ["SCENARIOS", "V1_SCENARIOS", "HostLink", "Picker", "Truth", "Uplink"]
-
-
-def _truth(check: str, lk: HostLink, side: str, detail: str) -> Truth:
-    return {"check": check, "subject": lk.subject(), "entities": [lk.id], "side": side, "detail": detail}
 
 
 def _switch_truth(check: str, pick: Picker, leaf: TwinSwitch, config: str, detail: str) -> Truth:
@@ -102,10 +98,10 @@ def pfc_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     for lk in pick.links_for("pfc-mismatch"):
         if _either(pick):
             lk.nic.pfc = set()
-            out.append(_truth("QOS-PFC-MISMATCH", lk, "nic", "PFC disabled on the NIC"))
+            out.append(link_truth("QOS-PFC-MISMATCH", lk, "nic", "PFC disabled on the NIC"))
         else:
             lk.port.pfc = {ROCE_PRIO, ROCE_PRIO + 1}
-            out.append(_truth("QOS-PFC-MISMATCH", lk, "switch", "switch port enables PFC on 3,4"))
+            out.append(link_truth("QOS-PFC-MISMATCH", lk, "switch", "switch port enables PFC on 3,4"))
     return out
 
 
@@ -115,10 +111,10 @@ def trust_pcp(cluster: Cluster, pick: Picker) -> list[Truth]:
     for lk in pick.links_for("trust-pcp"):
         if _either(pick):
             lk.nic.trust = "pcp"
-            out.append(_truth("QOS-TRUST", lk, "nic", "NIC trusts PCP"))
+            out.append(link_truth("QOS-TRUST", lk, "nic", "NIC trusts PCP"))
         else:
             lk.port.trusts_dscp = False
-            out.append(_truth("QOS-TRUST", lk, "switch", "no DSCP map bound on the switch port"))
+            out.append(link_truth("QOS-TRUST", lk, "switch", "no DSCP map bound on the switch port"))
     return out
 
 
@@ -155,7 +151,7 @@ def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
     ):
         point = pick.rng.choice(("roce_np", "roce_rp"))
         (lk.nic.np_enabled if point == "roce_np" else lk.nic.rp_enabled).discard(ROCE_PRIO)
-        out.append(_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
+        out.append(link_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
     return out
 
 
@@ -171,10 +167,10 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
         nic_side = lk.nic.vendor == "mlx5" and (lk.leaf.os == "eos" or _either(pick))
         if nic_side:
             lk.nic.cable_len_m = 1
-            out.append(_truth("QOS-CABLE-LEN", lk, "nic", "NIC cable length 1 m on a 3 m cable"))
+            out.append(link_truth("QOS-CABLE-LEN", lk, "nic", "NIC cable length 1 m on a 3 m cable"))
         else:
             lk.port.configured_cable_m = 1
-            out.append(_truth("QOS-CABLE-LEN", lk, "switch", "switch CABLE_LENGTH 1 m on a 3 m cable"))
+            out.append(link_truth("QOS-CABLE-LEN", lk, "switch", "switch CABLE_LENGTH 1 m on a 3 m cable"))
     return out
 
 
@@ -184,10 +180,10 @@ def mtu_mismatch(cluster: Cluster, pick: Picker) -> list[Truth]:
     for lk in pick.links_for("mtu-mismatch"):
         if _either(pick):
             lk.port.mtu = 1500
-            out.append(_truth("QOS-MTU", lk, "switch", "switch port MTU 1500 below the NIC's 9000"))
+            out.append(link_truth("QOS-MTU", lk, "switch", "switch port MTU 1500 below the NIC's 9000"))
         else:
             lk.nic.mtu = 1500
-            out.append(_truth("QOS-MTU", lk, "nic", "NIC MTU 1500 in a 9000 fabric"))
+            out.append(link_truth("QOS-MTU", lk, "nic", "NIC MTU 1500 in a 9000 fabric"))
     return out
 
 
@@ -206,7 +202,7 @@ def _link_scenario(
     """
 
     def scenario(cluster: Cluster, pick: Picker) -> list[Truth]:
-        return [_truth(check, lk, side, breaks(lk)) for lk in pick.links_for(name, where, why)]
+        return [link_truth(check, lk, side, breaks(lk)) for lk in pick.links_for(name, where, why)]
 
     scenario.__doc__ = f"{check}: {doc}"
     return scenario

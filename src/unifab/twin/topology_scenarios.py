@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from unifab.errors import UsageError
 from unifab.twin.cluster import GPUS_PER_HOST, Cluster, TwinJob, TwinSwitch
-from unifab.twin.picker import HostLink, Picker, Truth, Uplink
+from unifab.twin.picker import HostLink, Picker, Truth, Uplink, link_truth
 
 __all__ = [
     "DEGRADED_SPEED_MBPS",
@@ -106,15 +106,8 @@ def missing_cable(cluster: Cluster, pick: Picker) -> list[Truth]:
         lk.nic.port_state = "DOWN"  # no cable, no carrier
         cluster.actual[(lk.nic.host, lk.nic.netdev)] = None
         cluster.actual[(lk.leaf.name, lk.port.name)] = None
-        out.append(
-            {
-                "check": "TOPO-MISSING",
-                "subject": lk.subject(),
-                "entities": [lk.id],
-                "side": "both",  # the host's dark port and the leaf port's LLDP are both shown
-                "detail": "cable absent",
-            }
-        )
+        # both: the host's dark port and the leaf port's LLDP are both shown
+        out.append(link_truth("TOPO-MISSING", lk, "both", "cable absent"))
     return out
 
 
@@ -194,13 +187,7 @@ def host_port_down(cluster: Cluster, pick: Picker) -> list[Truth]:
         cluster.actual[(lk.nic.host, lk.nic.netdev)] = None
         cluster.actual[(lk.leaf.name, lk.port.name)] = None
         out.append(
-            {
-                "check": "TOPO-MISSING",
-                "subject": lk.subject(),
-                "entities": [lk.id],
-                "side": "both",
-                "detail": f"{lk.nic.host}:{lk.nic.netdev} dark, {lk.leaf.name} not collected",
-            }
+            link_truth("TOPO-MISSING", lk, "both", f"{lk.nic.host}:{lk.nic.netdev} dark, {lk.leaf.name} not collected")
         )
     return out
 
@@ -212,13 +199,12 @@ def host_no_lldp(cluster: Cluster, pick: Picker) -> list[Truth]:
     for lk in links:
         cluster.lldp_silent.add((lk.nic.host, lk.nic.netdev))
         out.append(
-            {
-                "check": "TOPO-UNVERIFIED",
-                "subject": lk.subject(),
-                "entities": [lk.id],
-                "side": "both",
-                "detail": f"{lk.nic.host}:{lk.nic.netdev} up without LLDP, {lk.leaf.name} not collected",
-            }
+            link_truth(
+                "TOPO-UNVERIFIED",
+                lk,
+                "both",
+                f"{lk.nic.host}:{lk.nic.netdev} up without LLDP, {lk.leaf.name} not collected",
+            )
         )
     return out
 
@@ -310,15 +296,7 @@ def degraded_link(cluster: Cluster, pick: Picker) -> list[Truth]:
     for lk in pick.links_for("degraded-link"):
         lk.nic.speed_mbps = DEGRADED_SPEED_MBPS
         lk.port.speed_mbps = DEGRADED_SPEED_MBPS
-        out.append(
-            {
-                "check": "TOPO-DEGRADED",
-                "subject": lk.subject(),
-                "entities": [lk.id],
-                "side": "both",
-                "detail": f"link at {DEGRADED_SPEED_MBPS // 1000}G on both ends",
-            }
-        )
+        out.append(link_truth("TOPO-DEGRADED", lk, "both", f"link at {DEGRADED_SPEED_MBPS // 1000}G on both ends"))
     return out
 
 
