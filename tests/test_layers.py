@@ -28,10 +28,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("intent",),
     ("sources",),
     ("collect",),
-    ("session", "fabric_plan", "report", "health"),
+    ("session", "fabric_plan", "change_plan", "report", "health"),
     ("twin",),
     ("api",),
     ("serve",),  # unifab serve: built on api (and the layers below), started by cli
+    ("agent",),  # the host agent: collects through collect/, pushes to serve's ingest, applies render/'s NIC plan
     ("cli",),
     ("__main__",),
     ("",),  # the package root: re-exports unifab.api, lazily

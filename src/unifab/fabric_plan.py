@@ -27,7 +27,7 @@ from unifab.model import Fabric, Host, Nic, Switch
 from unifab.parse.host import bnxt_qos, ethtool_pause, mlnx_qos, roce_tos, traffic_class
 from unifab.parse.sched import nccl_env
 from unifab.profile import PortSpec, QosProfile
-from unifab.render import eos_config, nic_bnxt, nic_mlx5, nvue_config, sonic_config
+from unifab.render import eos_config, nic_bnxt, nic_mlx5, nic_plan, nvue_config, sonic_config
 from unifab.render import nccl_env as nccl
 from unifab.render.host_qos import render_host_script
 from unifab.render.host_script import NicTarget
@@ -165,6 +165,8 @@ def _host(
     out = DevicePlan("host", host.name, device.os or "mixed", profile)
     out.outputs["unifab-qos.sh"] = render_host_script(host.name, targets, profile)
     base = f"hosts/{host.name}"
+    plan_nics = [_plan_nic(root, base, n, t) for n, t in zip(nics, targets, strict=True)]
+    out.outputs["nic-plan.json"] = nic_plan.dumps(nic_plan.render_nic_plan(host.name, plan_nics, profile))
     for nic, t in zip(nics, targets, strict=True):
         out.after[f"{base}/sys/class/net/{t.netdev}/mtu"] = f"{profile.host_mtu}\n"
         pause = ethtool_pause.PauseParams(t.netdev, autoneg=False, rx=False, tx=False)
@@ -196,6 +198,27 @@ def _host(
             for rel, text in cm.items():
                 out.after[f"{base}/sys/kernel/config/rdma_cm/{t.rdma_dev}/{rel}"] = text
     return out
+
+
+def _plan_nic(root: Path, base: str, nic: Nic, t: NicTarget) -> nic_plan.PlanNic:
+    """The NIC as the plan sees it: the dialect the bundle shows (the same split as the preview files above:
+    MLNX_OFED where the ``ecn/`` tree exists or the PCI address is unknown, else upstream ``dcb``)."""
+    if t.driver == "bnxt":
+        dialect = nic_plan.BNXT
+    elif (root / base / "sys/class/net" / t.netdev / "ecn").is_dir() or nic.pci_address is None:
+        dialect = nic_plan.OFED
+    else:
+        dialect = nic_plan.UPSTREAM
+    tc_file = root / base / "sys/class/infiniband" / (t.rdma_dev or "-") / "tc/1/traffic_class"
+    return nic_plan.PlanNic(
+        t.netdev,
+        t.rdma_dev,
+        t.driver,
+        dialect,
+        t.cable_m,
+        pci_address=nic.pci_address if dialect == nic_plan.UPSTREAM else None,
+        traffic_class=dialect == nic_plan.OFED and bool(t.rdma_dev) and tc_file.is_file(),
+    )
 
 
 def _ecn_files(base: str, profile: QosProfile) -> dict[str, str]:

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from unifab.errors import IntentError, YamlError, compose_yaml, construct_yaml
 from unifab.intent_presets import PRESETS
+from unifab.model import VersionRule
 from unifab.profile import EcnQueue, EtsWeight, QosProfile, WatchdogProfile
 
 __all__ = [
@@ -45,6 +46,9 @@ __all__ = [
     "Dscp",
     "EcnSpec",
     "EtsSpec",
+    "FleetGroupSpec",
+    "FleetMatchSpec",
+    "FleetSpec",
     "HeadroomSpec",
     "Intent",
     "IntentSpec",
@@ -190,11 +194,98 @@ class OverrideSpec(_Spec):
     qos: QosSpec
 
 
+VersionPatterns = str | Annotated[list[str], Field(min_length=1, max_length=64)]
+
+
+def _pattern_list(value: VersionPatterns | None) -> tuple[str, ...] | None:
+    return None if value is None else (value,) if isinstance(value, str) else tuple(value)
+
+
+class FleetMatchSpec(_Spec):
+    """Which devices a fleet group selects; each a glob or ``re:<regex>``, all given must match."""
+
+    kind: str | None = None  # host | switch
+    role: str | None = None  # host | leaf | spine
+    name: str | None = None
+    os: str | None = None  # a switch's OS (sonic, eos, nvue); for nic_driver the driver module (mlx5_core)
+    platform: str | None = None  # a switch's platform or model
+    nic_model: str | None = None  # ConnectX-7, or the part id 4129
+    psid: str | None = None  # MT_0000000838
+    gpu_model: str | None = None  # "NVIDIA H100 80GB HBM3"
+
+    @field_validator("kind", "role", "name", "os", "platform", "nic_model", "psid", "gpu_model")
+    @classmethod
+    def _selector(cls, value: str | None) -> str | None:
+        from unifab.checks.fleet_versions import selector_problem
+
+        problem = None if value is None else selector_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
+class FleetGroupSpec(_Spec):
+    """One baseline group: the devices it selects and the versions it allows per field."""
+
+    match: FleetMatchSpec = FleetMatchSpec()
+    nic_firmware: VersionPatterns | None = None
+    nic_driver: VersionPatterns | None = None
+    gpu_driver: VersionPatterns | None = None
+    cuda: VersionPatterns | None = None
+    switch_os: VersionPatterns | None = None
+    transceiver_part: VersionPatterns | None = None
+    transceiver_revision: VersionPatterns | None = None
+
+    @field_validator(*("nic_firmware", "nic_driver", "gpu_driver", "cuda", "switch_os"))
+    @classmethod
+    def _versions(cls, value: VersionPatterns | None) -> VersionPatterns | None:
+        return _checked_patterns(value)
+
+    @field_validator("transceiver_part", "transceiver_revision")
+    @classmethod
+    def _optics(cls, value: VersionPatterns | None) -> VersionPatterns | None:
+        return _checked_patterns(value)
+
+    @model_validator(mode="after")
+    def _some(self) -> FleetGroupSpec:
+        if not any(getattr(self, k) is not None for k in FLEET_FIELDS):
+            raise ValueError("a fleet group needs at least one of " + ", ".join(FLEET_FIELDS))
+        return self
+
+
+def _checked_patterns(value: VersionPatterns | None) -> VersionPatterns | None:
+    from unifab.checks.fleet_versions import pattern_problem
+
+    for pattern in _pattern_list(value) or ():
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            raise ValueError(problem)
+    return value
+
+
+FLEET_FIELDS = (
+    "nic_firmware",
+    "nic_driver",
+    "gpu_driver",
+    "cuda",
+    "switch_os",
+    "transceiver_part",
+    "transceiver_revision",
+)
+
+
+class FleetSpec(_Spec):
+    """The ``fleet`` section: the versions each device group may run (docs: fleet baseline)."""
+
+    groups: Annotated[list[FleetGroupSpec], Field(min_length=1, max_length=256)]
+
+
 class IntentSpec(_Spec):
     version: Literal[1] = 1
     preset: Literal[tuple(PRESETS)] | None = None  # type: ignore[valid-type]
     qos: QosSpec = QosSpec()
     overrides: list[OverrideSpec] = []
+    fleet: FleetSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +318,8 @@ class Intent:
     spec: IntentSpec
     base: dict[str, Any]
     ordered: tuple[tuple[MatchSpec, dict[str, Any]], ...]  # overrides' (match, qos), in application order
+    fleet: tuple[VersionRule, ...] = ()  # the fleet baseline's groups, in file order
+    has_qos: bool = True  # False: a file with only a fleet: section (no preset, qos or overrides)
 
     def settings(self, device: Device) -> dict[str, Any]:
         merged = self.base
@@ -238,6 +331,10 @@ class Intent:
     def base_profile(self) -> QosProfile:
         """The fabric-wide profile (preset + ``qos``, no group override): the checks' baseline."""
         return _must(self.base, f"{self.source}: qos")
+
+    def qos_profile(self) -> QosProfile | None:
+        """:meth:`base_profile`, or ``None`` for a file that says only what versions the fleet runs."""
+        return self.base_profile() if self.has_qos else None
 
     def cable_m(self, settings: Mapping[str, Any], link_class: str) -> int:
         return int(settings.get("headroom", {}).get("cable_m", {}).get(link_class, DEFAULT_CABLE_M[link_class]))
@@ -291,7 +388,8 @@ def parse_intent(text: str, source: str = "fabric.yaml") -> Intent:
         raise IntentError(source, sorted(messages, key=lambda m: _line_of(source, m))) from None
     problems: list[str] = []
     base = merge(PRESETS[spec.preset] if spec.preset else {}, _dump(spec.qos))
-    base_problems = _problems(base)
+    has_qos = not (spec.fleet is not None and spec.preset is None and "qos" not in raw and not spec.overrides)
+    base_problems = _problems(base) if has_qos else []
     problems += [_where(source, lines, ("qos", *path), msg) for path, msg in base_problems]
     for i, ov in enumerate(spec.overrides):
         known = {msg for _, msg in base_problems}
@@ -301,7 +399,23 @@ def parse_intent(text: str, source: str = "fabric.yaml") -> Intent:
     if problems:
         raise IntentError(source, problems)
     ordered = sorted(enumerate(spec.overrides), key=lambda item: (_rank(item[1].match), item[0]))
-    return Intent(source, text, spec, base, tuple((ov.match, _dump(ov.qos)) for _, ov in ordered))
+    fleet = _fleet_rules(spec.fleet, source, lines) if spec.fleet is not None else ()
+    overrides = tuple((ov.match, _dump(ov.qos)) for _, ov in ordered)
+    return Intent(source, text, spec, base, overrides, fleet, has_qos)
+
+
+def _fleet_rules(fleet: FleetSpec, source: str, lines: Mapping[tuple[str, ...], int]) -> tuple[VersionRule, ...]:
+    """The ``fleet`` groups as the model's :class:`VersionRule`, each naming its file line."""
+    rules = []
+    for i, group in enumerate(fleet.groups):
+        line = lines.get(("fleet", "groups", str(i)))
+        where = f"{source}{f':{line}' if line else ''}: fleet.groups[{i}]"
+        select = tuple((k, str(getattr(group.match, k))) for k in sorted(group.match.model_fields_set))
+        allowed = tuple(
+            (k, patterns) for k in FLEET_FIELDS if (patterns := _pattern_list(getattr(group, k))) is not None
+        )
+        rules.append(VersionRule(where, select, allowed))
+    return tuple(rules)
 
 
 def _line_of(source: str, message: str) -> int:

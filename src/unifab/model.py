@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from unifab.profile import QosProfile
 
 __all__ = [
+    "FABRIC_KINDS",
     "Endpoint",
     "EtsClass",
     "Fabric",
@@ -24,6 +25,9 @@ __all__ = [
     "Gpu",
     "Headroom",
     "Host",
+    "IbFabric",
+    "IbPort",
+    "IbSm",
     "Job",
     "Link",
     "Nic",
@@ -38,6 +42,8 @@ __all__ = [
     "SwitchBuffers",
     "Transceiver",
     "TransceiverLane",
+    "VersionRule",
+    "guid_text",
     "host_id",
     "link_id",
     "nic_id",
@@ -190,6 +196,73 @@ class PcieLink:
     downgraded: bool | None = None  # as lspci reports it; None when the source does not say
 
 
+FABRIC_KINDS = ("roce", "ib")  # what a NIC, switch port, switch or link carries: RoCE Ethernet or InfiniBand
+
+
+def guid_text(guid: int) -> str:
+    """A GUID as the IB tools print it: ``0x`` and 16 hex digits."""
+    return f"0x{guid:016x}"
+
+
+@dataclass(frozen=True, slots=True)
+class IbPort:
+    """What an InfiniBand port (an HCA port or a switch port) reports: not RoCE-shaped.
+
+    GUIDs are ``0x`` + 16 hex digits (:func:`guid_text`). A switch has one LID and one port GUID (its management
+    port 0) shared by all its ports; an HCA port has its own. ``width`` is ``1X``/``2X``/``4X``/``8X``/``12X``,
+    ``speed`` the IBTA name (``SDR`` .. ``NDR``, ``XDR``); ``state`` the logical PortState (``Down``,
+    ``Initialize``, ``Armed``, ``Active``) and ``phys_state`` the physical one (``LinkUp``, ``Polling``,
+    ``Disabled``, ...). ``mtu`` is the active (neighbour) MTU in bytes. ``counters`` are the PMA counters by the
+    names perfquery prints, ``saturated`` those of them that sat at their maximum (the true value is larger).
+    ``sources`` names the files each value came from (``ib/ibnetdiscover.txt``, ``ib/perfquery.txt``, ...).
+    """
+
+    node_guid: str | None = None
+    port_guid: str | None = None
+    lid: int | None = None
+    port_num: int | None = None  # the port number on its node (an HCA's is 1)
+    width: str | None = None
+    speed: str | None = None
+    state: str | None = None
+    phys_state: str | None = None
+    mtu: int | None = None
+    sm_lid: int | None = None  # the SM LID the port was told (ibstat); 0: no SM reached it
+    description: str | None = None  # the node's NodeDescription
+    counters: dict[str, int] = field(default_factory=dict)
+    saturated: frozenset[str] = frozenset()
+    sources: frozenset[str] = frozenset()
+
+    @property
+    def lanes(self) -> int | None:
+        w = (self.width or "").upper().removesuffix("X")
+        return int(w) if w.isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class IbSm:
+    """One subnet manager as ``sminfo`` reports it: its port GUID and LID, priority (0..15) and state."""
+
+    guid: str
+    lid: int
+    priority: int
+    state: str  # "master" | "standby" | "discovering" | "notactive"
+    activity_count: int
+    source: str  # the bundle file it was read from
+
+
+@dataclass(frozen=True, slots=True)
+class IbFabric:
+    """What holds for a whole InfiniBand subnet: its subnet managers and the intended SL of its jobs.
+
+    ``sms`` empty with ``sm_collected`` True means sminfo was collected and found no SM (no answer).
+    """
+
+    sms: tuple[IbSm, ...] = ()
+    sm_collected: bool = False
+    intent_sl: int | None = None  # fabric.yaml qos.nccl.sl: the SL jobs must use (None: the jobs' majority)
+    files: tuple[str, ...] = ()  # the ib/ files read
+
+
 @dataclass(frozen=True, slots=True)
 class Nic:
     """One RDMA NIC port and its netdev.
@@ -221,10 +294,16 @@ class Nic:
     pcie: PcieLink | None = None
     global_pause: tuple[bool, bool] | None = None  # 802.3x (rx, tx) from ethtool -a; None when not collected
     max_mtu: int | None = None  # the netdev's max_mtu (`ip -d link` maxmtu); None when not collected
+    ib: IbPort | None = None  # an InfiniBand HCA port's GUIDs, LID, width/speed, states and PMA counters
 
     @property
     def id(self) -> str:
         return nic_id(self.host, self.rdma_dev or self.netdev)
+
+    @property
+    def fabric(self) -> str:
+        """``ib`` for an InfiniBand HCA port, ``roce`` otherwise (see :data:`FABRIC_KINDS`)."""
+        return "ib" if self.ib is not None or (self.link_layer or "").lower() == "infiniband" else "roce"
 
     @property
     def endpoint(self) -> Endpoint:
@@ -338,10 +417,16 @@ class Port:
     qos: PortQos | None
     fec: str | None = None
     description: str | None = None
+    ib: IbPort | None = None  # an InfiniBand switch port's GUIDs, LID, width/speed, states and PMA counters
 
     @property
     def id(self) -> str:
         return port_id(self.switch, self.name)
+
+    @property
+    def fabric(self) -> str:
+        """``ib`` for an InfiniBand switch port, ``roce`` otherwise."""
+        return "ib" if self.ib is not None else "roce"
 
     @property
     def endpoint(self) -> Endpoint:
@@ -375,6 +460,13 @@ class Switch:
     # localhost default_pfcwd_status is "enable" (pfcwd start_default writes the PFC_WD rows); None: not collected
     pfcwd_poll_ms: int | None = None
     pfcwd_default: bool | None = None
+    guid: str | None = None  # an InfiniBand switch's node GUID
+    lid: int | None = None  # an InfiniBand switch's LID (its port 0)
+
+    @property
+    def fabric(self) -> str:
+        """``ib`` for an InfiniBand switch (platform ``ib``), ``roce`` otherwise."""
+        return "ib" if self.os == "ib" else "roce"
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +529,17 @@ class Job:
     nccl_ib_gid_index: int | None = None  # NCCL_IB_GID_INDEX; None: NCCL selects the GID itself
     env_known: bool = False  # False: the scheduler did not say what environment the ranks run with
     tc_conflict: bool = False  # ranks of the job were seen with different NCCL_IB_TC values
+    sl_conflict: bool = False  # ranks of the job were seen with different NCCL_IB_SL values
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRule:
+    """One group of the intent's fleet baseline (``fabric.yaml`` ``fleet.groups[i]``, docs: fleet baseline):
+    the devices it selects and the versions it allows per field; :mod:`unifab.checks.fleet` matches and judges."""
+
+    where: str  # "fabric.yaml:12: fleet.groups[0]", named in findings
+    select: tuple[tuple[str, str], ...]  # (selector, pattern): kind, role, name, os, platform, nic_model, psid
+    allowed: tuple[tuple[str, tuple[str, ...]], ...]  # (field, version patterns): nic_firmware, gpu_driver, ...
 
 
 @dataclass(slots=True)
@@ -451,6 +554,9 @@ class Fabric:
     # The fabric-wide QoS of the bundle's fabric.yaml; when set, checks take it as the baseline
     # instead of the devices' majority.
     qos_intent: QosProfile | None = None
+    # The version baseline of the bundle's fabric.yaml (``fleet:``); empty: FLEET-* judge each group by its majority.
+    fleet_baseline: tuple[VersionRule, ...] = ()
+    ib: IbFabric | None = None  # the InfiniBand subnet's SMs and intent, when the bundle has ib/ files
 
     def nic_at(self, end: Endpoint) -> Nic | None:
         host = self.hosts.get(end.node)
@@ -459,3 +565,20 @@ class Fabric:
     def port_at(self, end: Endpoint) -> Port | None:
         switch = self.switches.get(end.node)
         return switch.ports.get(end.port) if switch else None
+
+    def end_fabric(self, end: Endpoint) -> str | None:
+        """``ib`` or ``roce`` for a known NIC or switch port (an IB switch's unknown port too); ``None`` else."""
+        nic = self.nic_at(end)
+        if nic is not None:
+            return nic.fabric
+        switch = self.switches.get(end.node)
+        if switch is None:
+            return None
+        port = switch.ports.get(end.port)
+        return "ib" if switch.fabric == "ib" or (port is not None and port.fabric == "ib") else "roce"
+
+    def link_fabric(self, link: Link) -> str:
+        """The kind of fabric a cable belongs to: ``ib`` when either known end is InfiniBand, else ``roce``
+        (one bundle can hold a RoCE backend and an IB network; a planned cable's kind comes from its ends)."""
+        kinds = {self.end_fabric(link.a), self.end_fabric(link.b)}
+        return "ib" if "ib" in kinds else "roce"

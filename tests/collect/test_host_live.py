@@ -132,6 +132,22 @@ def test_collect_this_machine(tmp_path: Path) -> None:
         assert fabric.hosts["this-host"].nics == {}
 
 
+def fake_nic_root(root: Path, nics: dict[str, str], driver: str = "mlx5_core") -> Path:
+    """A / with RDMA devices ``{rdma_dev: netdev}`` in its sysfs (PCI bus 0x41 + n, an Ethernet port 1 ACTIVE):
+    what the collector needs to find each NIC and its netdev."""
+    for n, (dev, netdev) in enumerate(sorted(nics.items())):
+        base = root / "sys/class/infiniband" / dev
+        (base / "device/net" / netdev).mkdir(parents=True)
+        (base / "device/net" / netdev / "ifindex").write_text(f"{n + 4}\n")
+        (base / "device/uevent").write_text(f"DRIVER={driver}\nPCI_SLOT_NAME=0000:{0x41 + n:02x}:00.0\n")
+        (base / "ports/1").mkdir(parents=True)
+        for name, value in (("state", "4: ACTIVE"), ("link_layer", "Ethernet"), ("rate", "400 Gb/sec (4X NDR)")):
+            (base / "ports/1" / name).write_text(value + "\n")
+        (root / "sys/class/net" / netdev).mkdir(parents=True)
+        (root / "sys/class/net" / netdev / "mtu").write_text("9000\n")
+    return root
+
+
 class StubRunner:
     """A scripted runner: ``{argv[0]: result}``; records every call."""
 
@@ -296,3 +312,58 @@ def test_ip_d_link_gives_each_nic_its_max_mtu(fake_root: Path, tmp_path: Path, s
     nics = fabric.hosts[HOST].nics
     assert nics["eth0"].max_mtu == 65535  # the capture's eth0
     assert nics["eth3"].max_mtu is None  # not in the capture: not collected
+
+
+def test_lldp_socket_is_asked_with_u(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "root/sys").mkdir(parents=True)
+    path = tmp_path / "ctl"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        runner = StubRunner({"lldpcli": CommandResult(0, b'{"lldp": [{}]}\n')})
+        report = collect_host(tmp_path / "b", root=tmp_path / "root", run=runner, hostname="h", lldp_socket=path)
+    assert ("lldpcli", "-u", str(path), "-f", "json0", "show", "neighbors", "details") in runner.calls
+    assert not any(c[0] == "lldpcli" and "-u" not in c for c in runner.calls)
+    assert "cmd/lldpcli.json" in report.files
+
+
+@pytest.mark.parametrize("kind", ["absent", "file", "directory"])
+def test_lldp_socket_must_be_a_socket(tmp_path: Path, kind: str) -> None:
+    (tmp_path / "root/sys").mkdir(parents=True)
+    path = tmp_path / "ctl"
+    if kind == "file":
+        path.write_text("not a socket")
+    elif kind == "directory":
+        path.mkdir()
+    args = ["collect", "--out", str(tmp_path / "b"), "--root", str(tmp_path / "root"), "--lldp-socket", str(path)]
+    result = CliRunner().invoke(agent_app, args)
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"unifab: error: --lldp-socket {path}") and "lldpd's control socket" in line, line
+    assert not (tmp_path / "b").exists()
+
+
+def _recorder(bin_dir: Path, record: Path) -> None:
+    """A stand-in ``sudo`` that records its arguments and runs the command (refusing lldpcli, as a sudoers without
+    it would)."""
+    _tool(
+        bin_dir,
+        "sudo",
+        f'printf "%s\\n" "$*" >> "{record}"\n'
+        '[ "$1" = -n ] && [ "$2" = -- ] || { echo "sudo: unexpected usage" >&2; exit 2; }\nshift 2\n'
+        'case "$1" in */lldpcli) echo "sudo: a password is required" >&2; exit 1;; esac\nexec "$@"',
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root, --sudo must not use sudo")
+def test_sudo_as_root_runs_nothing_through_sudo(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _recorder(bin_dir, tmp_path / "record")
+    _tool(bin_dir, "dmesg", "echo '[    0.000000] Linux version 6.1.0'")
+    root = fake_nic_root(tmp_path / "root", {"mlx5_0": "ens1f0np0"})
+    runner = SubprocessRunner(f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    report = collect_host(tmp_path / "b", root=root, run=runner, hostname="h", sudo=True)
+    assert not (tmp_path / "record").exists()
+    assert "cmd/dmesg.txt" in report.files

@@ -35,7 +35,19 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "lldpcli-xml": ("host/lldpcli_neighbors_details_host.xml",),
     "nccl-debug": ("host/nccl_debug_net_ib_using.txt",),
     "nvlink-status": ("host/nvidia_smi_nvlink_status_a100.txt",),
-    "ibnetdiscover": ("ib/ibnetdiscover_sim_rail_clean.txt",),
+    "ibnetdiscover": ("ib/ibnetdiscover_sim_rail_clean.txt", "ib/ibnetdiscover_g_sim_rail_faulty.txt"),
+    "ibnetdiscover-ports": ("ib/ibnetdiscover_p_sim_rail_faulty.txt",),
+    "ibnodes": ("ib/ibswitches_sim.txt", "ib/ibhosts_sim.txt", "ib/ibnetdiscover_l_sim_rail_faulty.txt"),
+    "iblinkinfo": ("ib/iblinkinfo_sim_rail_faulty.txt", "ib/iblinkinfo_l_sim_rail_faulty.txt"),
+    "perfquery": (
+        "ib/perfquery_sim_hca_errors.txt",
+        "ib/perfquery_sim_switchport_errors.txt",
+        "ib/perfquery_x_sim_switchport.txt",
+        "ib/perfquery_a_sim_switch.txt",
+    ),
+    "ibqueryerrors": ("ib/ibqueryerrors_sim_rail_faulty.txt",),
+    "sminfo": ("ib/sminfo_sim.txt",),
+    "ibstat": ("ib/ibstat_sim_ARTIFACTS.txt",),
     "eos-cli": (
         "switch/eos/ntc_arista_eos_show_interfaces.raw",
         "switch/eos/ntc_arista_eos_show_interfaces_status.raw",
@@ -180,6 +192,12 @@ INLINE_SEEDS: dict[str, tuple[str, ...]] = {
         "\t\t\tsm_lid:\t\t\t0\n\t\t\tport_lid:\t\t0\n\t\t\tport_lmc:\t\t0x00\n"
         "\t\t\tlink_layer:\t\tEthernet\n",
     ),
+    # ibstatus (rdma-core's script over sysfs; no capture in the corpus): the reference's field layout
+    "ibstat": (
+        "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:a088:c203:0074:cfda\n"
+        "\tbase lid:\t 0x32\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n"
+        "\trate:\t\t 400 Gb/sec (4X NDR)\n\tlink_layer:\t InfiniBand\n",
+    ),
     "ethtool-a": ("Pause parameters for eth3:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n",),
     "ethtool-S": ("NIC statistics:\n     rx_packets: 91\n     rx_prio3_pause: 7\n     tx_prio3_pause: 2\n",),
     "sysfs-cc-params": ("np_cnp_dscp: 48\nnp_cnp_prio: 6\nrp_gd: 11\n",),
@@ -225,6 +243,13 @@ LINE_WITHIN = frozenset(
     {
         "cumulus-interfaces",
         "cumulus-lldp",
+        "ibnetdiscover-ports",
+        "ibnodes",
+        "iblinkinfo",
+        "ibqueryerrors",
+        "ibstat",
+        "perfquery",
+        "sminfo",
         "eos-config-raw",
         "junos-interfaces",
         "junos-lldp",

@@ -57,6 +57,12 @@ MAPPED: dict[str, str] = {
     "samples/host/ubuntu-16.04_edge01_lldpctl.txt": "lldpctl",
     # --- samples: InfiniBand, scheduler ---
     "samples/ib/ibnetdiscover_sim_rail_*.txt": "ibnetdiscover",
+    "samples/ib/ibnetdiscover_g_sim_rail_*.txt": "ibnetdiscover",
+    "samples/ib/ibnetdiscover_p_sim_rail_*.txt": "ibnetdiscover-ports",
+    "samples/ib/ibnetdiscover_l_sim_rail_*.txt": "ibnodes",
+    "samples/ib/ibswitches_sim*.txt": "ibnodes",
+    "samples/ib/ibhosts_sim*.txt": "ibnodes",
+    "samples/ib/ibstat_sim*.txt": "ibstat",
     "samples/scheduler/slurm_scontrol_show_job_*.txt": "slurm-jobs",
     "samples/scheduler/slurm_squeue*": "slurm-jobs",
     "samples/scheduler/slurmrestd_*_job_*.json": "slurm-jobs",
@@ -71,6 +77,9 @@ MAPPED: dict[str, str] = {
     "samples/switch/eos/*.cfg": "eos-config",
     "samples/switch/eos/eos_avd_qos_input_hostvars.yml": "avd-qos",
     "samples/switch/eos/ntc_arista_eos_*.raw": "eos-cli",
+    "samples/switch/eos/eos_show_version_text_*.txt": "eos-version",
+    "samples/switch/nvue/nvue_nv_show_system_*.txt": "nvue-system",
+    "samples/switch/sonic/sonic_show_version_*.txt": "sonic-version",
     "samples/switch/junos/*lldp_neighbors*": "junos-lldp",
     "samples/switch/junos/*show_interface*": "junos-interfaces",
     "samples/switch/nvue/*_net_show_lldp_json.json": "cumulus-lldp",
@@ -97,14 +106,6 @@ TREES: dict[str, str] = {
 
 # exact path -> (format, why unifab does not read it); the test checks it still raises ParseError
 UNREAD: dict[str, tuple[str, str]] = {
-    "samples/ib/ibnetdiscover_l_sim_rail_faulty.txt": (
-        "ibnetdiscover",
-        "ibnetdiscover -l (one line per node, no links); only the topology file is read",
-    ),
-    "samples/ib/ibnetdiscover_p_sim_rail_faulty.txt": (
-        "ibnetdiscover",
-        "ibnetdiscover -p (port list); only the topology file is read",
-    ),
     "samples/scheduler/slurm_hostlist_expansion.txt": (
         "hostlist",
         "a transcript of several `scontrol show hostnames` runs; the format reads one expression "
@@ -133,7 +134,6 @@ UNREAD: dict[str, tuple[str, str]] = {
 # glob -> why it is not a format unifab reads
 NOT_SUPPORTED: dict[str, str] = {
     "samples/host/lldpcli_show_interfaces_host.json": "lldpcli show interfaces (local ports), not neighbours",
-    "samples/ib/ib[hs]*_sim*.txt": "ibhosts/ibswitches/ibstat listings",
     "samples/ib/iblinkinfo_*.txt": "iblinkinfo",
     "samples/ib/ibqueryerrors_*.txt": "ibqueryerrors",
     "samples/ib/perfquery_*.txt": "perfquery",

@@ -255,6 +255,7 @@ def _concrete(path: str) -> str:
         "{link_id:path}": "link:gpu001:eth0--leaf-su1-r0:Ethernet0",
         "{job_id:path}": "job:slurm:1001",
         "{check_id}": "QOS-MTU",
+        "{host}": "gpu001",
     }.items():
         path = path.replace(param, value)
     assert "{" not in path, path
@@ -322,7 +323,7 @@ def test_metrics_and_health_are_public(
     sqlite_api.ingest(twin_upload)
     sqlite_api.ingest(twin_upload)
     sqlite_api.ingest(tar_of({"x": b""}))
-    assert sqlite_api.client.get("/healthz").json() == {"status": "ok", "schema": "0003"}
+    assert sqlite_api.client.get("/healthz").json() == {"status": "ok", "schema": "0004"}
     text = sqlite_api.client.get("/metrics").text
     assert 'unifab_findings_open{check="QOS-PFC-MISMATCH",severity="critical"} 2.0' in text
     assert 'unifab_devices{age="5m",kind="host"} 8.0' in text

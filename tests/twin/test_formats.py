@@ -32,7 +32,7 @@ from unifab.parse.host import (
 from unifab.parse.plan import cabling
 from unifab.parse.sched import slurm_jobs
 from unifab.parse.sched.nccl_env import parse_env
-from unifab.parse.switch import sonic_config_db, sonic_lldp, sonic_qos
+from unifab.parse.switch import nvue_system, sonic_config_db, sonic_lldp, sonic_qos, sonic_version
 from unifab.twin.generate import generate
 
 
@@ -79,6 +79,12 @@ def parse_every_file(root: Path) -> dict[str, int]:
             kind, db = "sonic", sonic_config_db.parse(text, rel)
             assert db.shape == "nested"
             sonic_qos.resolve(db)
+        elif rel.endswith("sonic/show-version.txt"):
+            kind = "sonic-version"
+            assert sonic_version.parse(text, rel).software_version
+        elif rel.endswith("nvue/nv-show-system.txt"):
+            kind = "nvue-system"
+            assert nvue_system.parse(text, rel).build
         elif rel.endswith("sonic/appl_db.json"):
             kind, lldp = "sonic-lldp", sonic_lldp.parse(text, rel)
             assert lldp, "every SONiC switch has neighbors"

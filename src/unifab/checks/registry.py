@@ -41,6 +41,9 @@ CHECK_MODULES = (
     "unifab.checks.host",
     "unifab.checks.host_pcie",
     "unifab.checks.host_qos",
+    "unifab.checks.fleet",
+    "unifab.checks.ib",
+    "unifab.checks.gate_catalog",  # judged on the host by unifab agent gate; listed, never run by unifab check
 )
 
 INPUT_CHECKS = (

@@ -31,9 +31,11 @@ linear in links (no pairwise search):
 * **TOPO-DEGRADED** — a discovered link running below what its peers run. A link's speed is the lower
   of its two ends' speeds (``Nic.speed_mbps``, ``Port.speed_mbps``; an IB link's rate is lanes times
   lane rate, so ``1xHDR`` is 50 Gb/s). The expected speed is the most common speed of the same kind of
-  link (host links, switch links) on the same switch, or fabric-wide when the switch has fewer than
-  three such links. A switch link whose two ends disagree is LINK-SPEED's, not this check's. The fix is
-  physical (reseat, replace); its commands show each end's speed and optic after it.
+  link (host links, switch links) on the same switch, or fabric-wide (per fabric kind: RoCE and InfiniBand
+  tiers never set each other's expectation) when the switch has fewer than three such links; an IB link's
+  message names its trained width and speed (``1X HDR``). A switch link whose two ends disagree is
+  LINK-SPEED's, not this check's. The fix is physical (reseat, replace); its commands show each end's speed
+  and optic after it (on IB, ``ibportstate <lid> <port>`` and its ``reset``).
 
 TOPO-PCIE-AFFINITY and TOPO-NCCL-HCA (:mod:`unifab.checks.topology_nccl`), TOPO-UPLINKS
 (:mod:`unifab.checks.topology_uplinks`) and COVERAGE (:mod:`unifab.checks.topology_coverage`, what a planned
@@ -55,7 +57,7 @@ from unifab.checks.topology_coverage import collect_fix, shown
 from unifab.checks.topology_nccl import CHECKS as NCCL_CHECKS
 from unifab.checks.topology_uplinks import CHECKS as UPLINK_CHECKS
 from unifab.errors import UsageError
-from unifab.model import Endpoint, Fabric, Finding, Fix, Link, Severity
+from unifab.model import Endpoint, Fabric, Finding, Fix, IbPort, Link, Port, Severity
 from unifab.render.host_script import netdev as hs_netdev
 from unifab.render.host_script import q
 from unifab.render.nic_cli import NicFixes
@@ -517,37 +519,68 @@ def check_rail(ctx: CheckContext) -> Iterator[Finding]:
     return _only(ctx, "TOPO-RAIL")
 
 
-def _speed_fix(ctx: CheckContext, switch: str, port: str) -> Fix:
-    """The commands that show a port's speed and optic after reseating or replacing it, in its dialect."""
-    return Fix(switch, ctx.cli(switch).link_status(switch, port))
-
-
 def _speed(*values: int | None) -> int | None:
     known = [v for v in values if v is not None]
     return min(known) if known else None
 
 
+def _rate_text(mbps: int, *infos: IbPort | None) -> str:
+    """``400G``, or for an InfiniBand link its trained width and speed too (``1X HDR, 50G``)."""
+    ib = next((i for i in infos if i is not None and i.width and i.speed), None)
+    return f"{ib.width} {ib.speed}, {mbps // 1000}G" if ib is not None else f"{mbps // 1000}G"
+
+
+def _ib_port_fix(switch: str, port: Port) -> tuple[str, ...]:
+    """The infiniband-diags view of an IB switch port's width and speed (enabled, supported, active), and its reset."""
+    ib = port.ib
+    if ib is None or ib.lid is None or not port.name.isdigit():
+        return ()
+    return (
+        f"ibportstate {ib.lid} {int(port.name)}  # LinkWidth/LinkSpeed Enabled, Supported and Active",
+        f"ibportstate {ib.lid} {int(port.name)} reset  # after reseating or replacing the cable: retrain the link",
+    )
+
+
+def _peers_text(want: int, peers: dict[int, str]) -> str:
+    return peers.get(want) or f"{want // 1000}G"
+
+
 def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
-    """Discovered links running below the speed most links of their kind run on the same switch."""
+    """Discovered links running below the speed most links of their kind run on the same switch.
+
+    The kinds are host links and switch links of each fabric (RoCE, InfiniBand): an IB storage network at HDR
+    beside a 400G RoCE backend is not degraded. An IB link is judged by its rate (lanes times lane rate) and its
+    message names the trained width and speed (``1X HDR``) against the tier's (``4X HDR``).
+    """
+    fabric = ctx.fabric
     host_runs = [
-        (lk, s)
+        (lk, s, fabric.link_fabric(lk.link))
         for lk in ctx.nic_links
         if "lldp" in lk.link.sources and (s := _speed(lk.nic.speed_mbps, lk.port.speed_mbps)) is not None
     ]
     switch_runs = [
-        (pl, pl.a.speed_mbps)
+        (pl, pl.a.speed_mbps, fabric.link_fabric(pl.link))
         for pl in ctx.port_links
         if "lldp" in pl.link.sources and pl.a.speed_mbps is not None and pl.a.speed_mbps == pl.b.speed_mbps
     ]
     host_by_switch: dict[str, list[int]] = {}
-    for nl, s in host_runs:
+    for nl, s, _ in host_runs:
         host_by_switch.setdefault(nl.port.switch, []).append(s)
     switch_by_switch: dict[str, list[int]] = {}
-    for pl, s in switch_runs:
+    for pl, s, _ in switch_runs:
         for port in (pl.a, pl.b):
             switch_by_switch.setdefault(port.switch, []).append(s)
-    host_fabric = majority(sorted((s for _, s in host_runs), reverse=True))
-    switch_fabric = majority(sorted((s for _, s in switch_runs), reverse=True))
+    kinds = {k for _, _, k in host_runs} | {k for _, _, k in switch_runs}
+    host_fabric = {k: majority(sorted((s for _, s, kk in host_runs if kk == k), reverse=True)) for k in kinds}
+    switch_fabric = {k: majority(sorted((s for _, s, kk in switch_runs if kk == k), reverse=True)) for k in kinds}
+    # the IB width and speed each rate is trained at, to name the tier's in messages
+    ib_names: dict[int, str] = {}
+    for nl, s, k in host_runs:
+        if k == "ib":
+            ib_names.setdefault(s, _rate_text(s, nl.port.ib, nl.nic.ib))
+    for pl, s, k in switch_runs:
+        if k == "ib" and s is not None:
+            ib_names.setdefault(s, _rate_text(s, pl.a.ib, pl.b.ib))
 
     def per_switch(by_switch: dict[str, list[int]]) -> dict[str, int | None]:
         """Each switch's majority, computed once per switch (ties go to the higher speed)."""
@@ -562,25 +595,40 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
     def expected(local: dict[str, int | None], switch: str, fabric_value: int | None) -> int | None:
         return local.get(switch, fabric_value)
 
-    for nl, s in host_runs:
-        want = expected(host_local, nl.port.switch, host_fabric)
+    for nl, s, kind in host_runs:
+        want = expected(host_local, nl.port.switch, host_fabric.get(kind))
         if want is None or s >= want:
             continue
+        peers = ib_names if kind == "ib" else {}
         yield Finding(
             check="TOPO-DEGRADED",
             severity=Severity.ERROR,
             subject=_link_subject(nl.link),
-            message=f"{nl.nic.endpoint} -- {nl.port.endpoint} runs at {s // 1000}G, its peers run {want // 1000}G",
+            message=f"{nl.nic.endpoint} -- {nl.port.endpoint} runs at "
+            f"{_rate_text(s, nl.port.ib, nl.nic.ib) if kind == 'ib' else _rate_text(s)}, "
+            f"its peers run {_peers_text(want, peers)}",
             evidence={
-                "a": {"device": nl.nic.host, "nic": nl.nic.id, "speed_mbps": nl.nic.speed_mbps},
-                "b": {"device": nl.port.switch, "port": nl.port.id, "speed_mbps": nl.port.speed_mbps},
+                "a": {"device": nl.nic.host, "nic": nl.nic.id, "speed_mbps": nl.nic.speed_mbps, **_ib_ev(nl.nic.ib)},
+                "b": {
+                    "device": nl.port.switch,
+                    "port": nl.port.id,
+                    "speed_mbps": nl.port.speed_mbps,
+                    **_ib_ev(nl.port.ib),
+                },
                 "expected_speed_mbps": want,
+                "fabric": kind,
                 "plan": [_cable(nl.link)] if "plan" in nl.link.sources else [],
                 "discovered": [_cable(nl.link)],
             },
             fix=(
                 NicFixes(nl.nic).link_status(),
-                _speed_fix(ctx, nl.port.switch, nl.port.name),
+                Fix(
+                    nl.port.switch,
+                    (
+                        *ctx.cli(nl.port.switch).link_status(nl.port.switch, nl.port.name),
+                        *_ib_port_fix(nl.port.switch, nl.port),
+                    ),
+                ),
             ),
             impact={
                 "summary": f"this NIC moves {s * 100 // want}% of its peers' bandwidth: every collective of a job on "
@@ -589,13 +637,13 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
             },
             entities=(nl.link.id,),
         )
-    for pl, s in switch_runs:
+    for pl, s, kind in switch_runs:
         want = max(
             (
                 w
                 for w in (
-                    expected(switch_local, pl.a.switch, switch_fabric),
-                    expected(switch_local, pl.b.switch, switch_fabric),
+                    expected(switch_local, pl.a.switch, switch_fabric.get(kind)),
+                    expected(switch_local, pl.b.switch, switch_fabric.get(kind)),
                 )
                 if w is not None
             ),
@@ -603,19 +651,26 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
         )
         if s is None or want is None or s >= want:
             continue
+        peers = ib_names if kind == "ib" else {}
         yield Finding(
             check="TOPO-DEGRADED",
             severity=Severity.WARNING,
             subject=_link_subject(pl.link),
-            message=f"{pl.a.endpoint} -- {pl.b.endpoint} runs at {s // 1000}G, its peers run {want // 1000}G",
+            message=f"{pl.a.endpoint} -- {pl.b.endpoint} runs at "
+            f"{_rate_text(s, pl.a.ib, pl.b.ib) if kind == 'ib' else _rate_text(s)}, "
+            f"its peers run {_peers_text(want, peers)}",
             evidence={
-                "a": {"device": pl.a.switch, "port": pl.a.id, "speed_mbps": pl.a.speed_mbps},
-                "b": {"device": pl.b.switch, "port": pl.b.id, "speed_mbps": pl.b.speed_mbps},
+                "a": {"device": pl.a.switch, "port": pl.a.id, "speed_mbps": pl.a.speed_mbps, **_ib_ev(pl.a.ib)},
+                "b": {"device": pl.b.switch, "port": pl.b.id, "speed_mbps": pl.b.speed_mbps, **_ib_ev(pl.b.ib)},
                 "expected_speed_mbps": want,
+                "fabric": kind,
                 "plan": [_cable(pl.link)] if "plan" in pl.link.sources else [],
                 "discovered": [_cable(pl.link)],
             },
-            fix=(_speed_fix(ctx, pl.a.switch, pl.a.name), _speed_fix(ctx, pl.b.switch, pl.b.name)),
+            fix=tuple(
+                Fix(p.switch, (*ctx.cli(p.switch).link_status(p.switch, p.name), *_ib_port_fix(p.switch, p)))
+                for p in (pl.a, pl.b)
+            ),
             impact={
                 "summary": "its ECMP share of traffic overloads it: congestion and PFC pauses on the paths through it",
                 "action": "reseat or replace the cable/optic; check lanes and speed settings",
@@ -623,6 +678,13 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
             },
             entities=(pl.link.id,),
         )
+
+
+def _ib_ev(info: IbPort | None) -> dict[str, Any]:
+    """An IB end's trained width and speed and its LID, for the evidence (nothing for a RoCE end)."""
+    if info is None:
+        return {}
+    return {"width": info.width, "speed": info.speed, "lid": info.lid}
 
 
 CHECKS = (

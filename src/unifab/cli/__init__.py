@@ -17,9 +17,11 @@ from unifab.cli.check import check, list_checks
 from unifab.cli.collect import COLLECT_HELP, collect
 from unifab.cli.common import EXIT_HELP, UnifabGroup
 from unifab.cli.demo import demo
+from unifab.cli.fleet import fleet_app
 from unifab.cli.health import HEALTH_HELP, health
 from unifab.cli.jobs import JOBS_HELP, jobs
 from unifab.cli.parse import PARSE_HELP, parse
+from unifab.cli.plan_change import plan_change_command
 from unifab.cli.render import render_command
 from unifab.cli.serve import serve_app
 from unifab.cli.topo import topo_app
@@ -91,9 +93,11 @@ app.command()(demo)
 app.command(help=HEALTH_HELP)(health)
 app.command(help=JOBS_HELP)(jobs)
 app.command("render")(render_command)
+app.command("plan-change")(plan_change_command)
 app.add_typer(twin_app, name="twin", no_args_is_help=True)
 app.add_typer(agent_app, name="agent", no_args_is_help=True)
 app.add_typer(topo_app, name="topo", no_args_is_help=True)
+app.add_typer(fleet_app, name="fleet", no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
 
 

@@ -374,3 +374,12 @@ def _print_grid(out: Console, doc: dict[str, Any]) -> None:
     )
     if "rail_map" in doc:
         out.print(f"rail map written to {cell(doc['rail_map'])}")
+
+
+def _register_export() -> None:
+    from unifab.cli import topo_export
+
+    topo_export.register(topo_app)
+
+
+_register_export()

@@ -39,6 +39,18 @@ def twin_generate(
     faults: Annotated[
         int, typer.Option(min=0, help="Faults to inject as telemetry/*.om timelines, with noise (unifab health).")
     ] = 0,
+    fabric: Annotated[
+        str,
+        typer.Option(help="Network: roce, ib (an InfiniBand backend), or mixed (RoCE backend + IB storage)."),
+    ] = "roce",
+    version_skew: Annotated[
+        int,
+        typer.Option(
+            "--version-skew",
+            min=0,
+            help="Put that many devices on an older NIC firmware, driver or switch OS than their group (FLEET-*).",
+        ),
+    ] = 0,
     quiet: QuietOption = False,
 ) -> None:
     """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
@@ -50,6 +62,10 @@ def twin_generate(
     Example: unifab twin generate --gpus 256 --out ./b3 --nic-vendor mixed --nic-driver mixed
 
     Example: unifab twin generate --gpus 128 --out ./b4 --faults 3   (then: unifab health ./b4)
+
+    Example: unifab twin generate --gpus 256 --out ./b5 --fabric ib --scenario ib-second-master
+
+    Example: unifab twin generate --gpus 256 --out ./b6 --version-skew 3   (then: unifab fleet versions ./b6)
     """
     from unifab.errors import UnifabError
     from unifab.twin.cluster import device_count
@@ -70,6 +86,8 @@ def twin_generate(
                 nic_driver=nic_driver,
                 progress=advance,
                 faults=faults,
+                fabric=fabric,
+                version_skew=version_skew,
             )
     except UnifabError as exc:
         fail(str(exc))
@@ -91,11 +109,14 @@ def twin_scenarios() -> None:
     """
     from rich.table import Table
 
+    from unifab.twin.ib_generate import scenario_fabrics
+    from unifab.twin.ib_scenarios import IB_SCENARIOS
     from unifab.twin.scenarios import SCENARIOS
 
     table = Table(title="twin scenarios")
     table.add_column("scenario", style="bold")
     table.add_column("what it breaks")
-    for name, fn in SCENARIOS.items():
-        table.add_row(name, (fn.__doc__ or "").strip())
+    table.add_column("--fabric")
+    for name, fn in {**SCENARIOS, **IB_SCENARIOS}.items():
+        table.add_row(name, (fn.__doc__ or "").strip(), ", ".join(scenario_fabrics(name)))
     console().print(table)

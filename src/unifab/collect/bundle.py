@@ -9,9 +9,9 @@ becomes ``INPUT-MISSING``. None of them stops the rest of the bundle.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from unifab import layout
 from unifab.collect.host import load_host
 from unifab.collect.problems import MAX_REASON, Problems
 from unifab.errors import BundleError
-from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch
+from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch, VersionRule
 from unifab.parse.plan import cabling
 from unifab.platforms import PLATFORMS
 from unifab.profile import QosProfile
@@ -38,6 +38,7 @@ __all__ = [
     "device_origin",
     "load_bundle",
     "load_intent_file",
+    "load_intent_parts",
     "load_plan",
     "load_snapshot",
     "load_switch",
@@ -50,7 +51,7 @@ BUNDLE_DIRS = layout.BUNDLE_DIRS
 ProgressHook = Callable[[str, int], None]  # (phase, number of items done since last call)
 
 
-def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | None = None) -> Fabric:
+def load_bundle(location: str | os.PathLike[str] | Source | SourcePath, progress: ProgressHook | None = None) -> Fabric:
     """Assemble a fabric from a bundle (a directory, an archive or any :class:`~unifab.sources.Source`).
 
     Raises :class:`BundleError` if it is not a bundle.
@@ -83,9 +84,10 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
         switch_links.extend(links)
         if progress:
             progress("switches", 1)
-    ib_file = root / layout.IBNETDISCOVER
-    if ib_file.is_file():
-        switch_links.extend(_load_ib(ib_file, fabric, problems))
+    if (root / layout.IB_DIR).is_dir():
+        from unifab.collect.ib import load_ib
+
+        switch_links.extend(load_ib(root, fabric, problems))  # ib/ files and the hosts' ibstat (collect/ib.py)
     planned = _load_plan(root / layout.PLAN_DIR, problems)
     fabric.links = _merge_links(host_links + switch_links, planned)
     if (root / layout.SCHEDULER).is_dir():
@@ -93,7 +95,7 @@ def load_bundle(location: Path | Source | SourcePath, progress: ProgressHook | N
 
         fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
     if (root / layout.INTENT).is_file():
-        fabric.qos_intent = _load_intent(root / layout.INTENT, problems)
+        fabric.qos_intent, fabric.fleet_baseline = load_intent_parts(root / layout.INTENT, problems)
     report_never_collected(root, {d.name for d in switch_dirs}, problems)
     if isinstance(root.source, DirectorySource):
         _report_refused(root, root.source.refused, problems)
@@ -142,7 +144,9 @@ def _report_refused(root: SourcePath, refused: dict[str, str], problems: Problem
 
 
 def load_snapshot(
-    location: Path | Source | SourcePath, progress: ProgressHook | None = None, read_at: datetime | None = None
+    location: str | os.PathLike[str] | Source | SourcePath,
+    progress: ProgressHook | None = None,
+    read_at: datetime | None = None,
 ) -> Snapshot:
     """:func:`load_bundle` with each device's origin and the time it was read: an immutable :class:`Snapshot`."""
     try:
@@ -181,6 +185,12 @@ def device_origin(device_dir: SourcePath, kind: str) -> DeviceOrigin:
 
 def _load_intent(path: SourcePath, problems: Problems) -> QosProfile | None:
     """The fabric-wide QoS of the bundle's intent file; each problem in it is an INPUT-UNREADABLE finding."""
+    return load_intent_parts(path, problems)[0]
+
+
+def load_intent_parts(path: SourcePath, problems: Problems) -> tuple[QosProfile | None, tuple[VersionRule, ...]]:
+    """The intent file's fabric-wide QoS (``None`` for a file with only ``fleet:``) and its fleet baseline; each
+    problem in it is an INPUT-UNREADABLE finding (and neither is taken)."""
     from unifab.errors import IntentError
     from unifab.intent import parse_intent
 
@@ -188,9 +198,10 @@ def _load_intent(path: SourcePath, problems: Problems) -> QosProfile | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         problems.unreadable(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
-        return None
+        return None, ()
     try:
-        return parse_intent(text, str(path)).base_profile()
+        intent = parse_intent(text, str(path))
+        return intent.qos_profile(), intent.fleet
     except IntentError as exc:
         for problem in exc.problems:
             line, _, reason = problem.removeprefix(f"{path}:").partition(": ")
@@ -198,10 +209,10 @@ def _load_intent(path: SourcePath, problems: Problems) -> QosProfile | None:
                 problems.unreadable(path, reason, line=int(line))
             else:
                 problems.unreadable(path, problem.removeprefix(f"{path}: "))
-        return None
+        return None, ()
 
 
-def count_devices(location: Path | Source | SourcePath) -> int:
+def count_devices(location: str | os.PathLike[str] | Source | SourcePath) -> int:
     """Number of host and switch directories, for sizing a progress bar."""
     try:
         root = as_source_path(location)
@@ -325,21 +336,6 @@ def _report_stale(switch_dir: SourcePath, problems: Problems) -> None:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _load_ib(path: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
-    """``ib/ibnetdiscover.txt``: IB hosts' NICs, IB switches (those not already under ``switches/``), cables."""
-    from unifab.collect.ib import ib_view, merge_hosts
-    from unifab.parse.ib import ibnetdiscover
-
-    topology = problems.parse_file(path, ibnetdiscover.parse)
-    if topology is None:
-        return []
-    view = ib_view(topology, problems.rel(path))
-    merge_hosts(fabric.hosts, view.hosts)
-    for name, switch in view.switches.items():
-        fabric.switches.setdefault(name, switch)
-    return view.links
 
 
 def _load_plan(plan_dir: SourcePath, problems: Problems) -> list[Link]:

@@ -6,7 +6,8 @@ Files read (the names :mod:`unifab.collect.eos_eapi` writes):
   :func:`unifab.parse.switch.eos_config.parse`;
 * ``show-interfaces.json`` (optional): operational MTU, speed and description, used where the
   configuration is silent (no ``mtu``/``speed``/``description`` line);
-* ``show-version.json`` (optional): EOS version and the model name (``Switch.platform``);
+* ``show-version.json`` (optional): EOS version and the model name (``Switch.platform``); else
+  ``show-version.txt``, the same command as CLI text;
 * ``show-lldp-neighbors-detail.json`` (optional): the LLDP neighbors, as :class:`~unifab.model.Link`
   (:func:`eos_lldp_links`).
 
@@ -49,7 +50,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
-from unifab.parse.switch import eos_config, eos_json
+from unifab.parse.switch import eos_config, eos_json, eos_version_text
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ __all__ = [
     "RUNNING_CONFIG",
     "SHOW_INTERFACES",
     "SHOW_VERSION",
+    "SHOW_VERSION_TEXT",
     "eos_lldp_links",
     "switch_from_eos",
     "switch_from_eos_config",
@@ -71,6 +73,7 @@ __all__ = [
 RUNNING_CONFIG = "running-config.txt"
 SHOW_INTERFACES = "show-interfaces.json"
 SHOW_VERSION = "show-version.json"
+SHOW_VERSION_TEXT = "show-version.txt"  # `show version` as CLI text, read when the eAPI reply is absent
 LLDP_FILE = "show-lldp-neighbors-detail.json"
 
 EOS_QUEUES = range(8)  # unicast tx-queues of an EOS port
@@ -96,6 +99,8 @@ def switch_from_eos(name: str, eos_dir: SourcePath, problems: Problems) -> Switc
         interfaces = problems.parse_file(eos_dir / SHOW_INTERFACES, eos_json.parse_show_interfaces, device=name)
     if (eos_dir / SHOW_VERSION).is_file():
         version = problems.parse_file(eos_dir / SHOW_VERSION, eos_json.parse_show_version, device=name)
+    elif (eos_dir / SHOW_VERSION_TEXT).is_file():
+        version = problems.parse_file(eos_dir / SHOW_VERSION_TEXT, eos_version_text.parse, device=name)
     return switch_from_eos_config(name, problems.rel(config_path), cfg, interfaces, version)
 
 

@@ -12,6 +12,12 @@ What is gathered, for the RDMA NICs only (netdevs of ``/sys/class/infiniband/*/d
   (environment or ``<root>/etc/nccl.conf``) as ``cmd/nccl-topo.xml``;
 * the stdout of commands (:data:`HOST_COMMANDS`, :func:`nic_commands`), run without a shell, each with a timeout.
 
+Least privilege: the agent runs as a dedicated user where it can. The few commands whose READ needs root are marked
+(``Command.root``, the reason in :data:`ROOT_REASONS`); with ``sudo=True`` (``unifab agent collect --sudo``) and not
+already root, exactly those run through ``sudo -n --`` with the tool's absolute path (never a prompt: ``-n``, stdin
+``/dev/null``), and :func:`sudoers` writes the matching allow-list (``unifab agent sudoers``,
+``deploy/sudoers.d/unifab-agent``). A refusal is recorded as missing ("sudo refused (not in the allow-list?)").
+
 Nothing here raises for what the host lacks: a missing tool, a non-zero exit, a timeout, empty output or an
 unreadable file becomes an entry of ``collect.json``'s ``missing`` list (``{"path": ..., "reason": ...}``), which the
 bundle reader reports as ``INPUT-MISSING``. Only unusable arguments raise :class:`~unifab.errors.UsageError`.
@@ -21,11 +27,14 @@ The host directory is written beside the bundle first and moved into place at th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,11 +45,16 @@ import orjson
 from unifab import layout
 from unifab.errors import ParseError, UsageError
 from unifab.parse.host import ibdev2netdev, lspci
+from unifab.render import host_script
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "HOSTNAME_CHARS",
     "HOST_COMMANDS",
+    "NETDEV_PLACEHOLDER",
+    "ROOT_REASONS",
+    "SUDO_REFUSED",
+    "TOOL_DIRS",
     "CollectReport",
     "Command",
     "CommandResult",
@@ -48,7 +62,10 @@ __all__ = [
     "Missing",
     "SubprocessRunner",
     "collect_host",
+    "lldp_command",
     "nic_commands",
+    "root_commands",
+    "sudoers",
 ]
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -61,19 +78,40 @@ class Command:
     argv: tuple[str, ...]
     empty_ok: bool = False  # an empty stdout is a valid reading (a kernel log without messages)
     fallback: tuple[str, ...] | None = None  # run when argv's tool is not installed
+    root: bool = False  # its READ needs root (ROOT_REASONS says why): run through sudo with --sudo
 
+
+# Why each root-marked tool needs root to READ; the allow-list (sudoers) is built from exactly these commands.
+ROOT_REASONS: dict[str, str] = {
+    "lspci": "config space past the first 64 bytes (capabilities: LnkCap/LnkSta, ACS, MaxReadReq) needs "
+    "CAP_SYS_ADMIN; unprivileged, lspci prints '<access denied>' and still exits 0",
+    "dmesg": "the kernel log needs CAP_SYSLOG under kernel.dmesg_restrict=1 (the Debian and Ubuntu default)",
+    "lldpcli": "lldpd's control socket is _lldpd:_lldpd 0770 and lldpcli is setuid _lldpd, executable by root "
+    "and group adm only (Debian); adding the agent user to group _lldpd instead also works",
+    "ethtool": "only -m (module EEPROM: ETHTOOL_GMODULEEEPROM, ETHTOOL_MSG_MODULE_EEPROM_GET) needs "
+    "CAP_NET_ADMIN; -S and -a are unprivileged reads",
+    "mlnx_qos": "the vendor (MLNX_OFED/DOCA mlx5 tools) documents it as a root tool; the kernel's DCB netlink GET "
+    "alone is unprivileged, so a host where it answers unprivileged may drop it",
+    "niccli": "Broadcom's tool opens the device directly and refuses to run unprivileged",
+    "bnxtqos": "Broadcom's tool opens the device directly and refuses to run unprivileged",
+}
+# Where the allow-list expects each tool: /usr/bin and /usr/sbin (distributions differ: lspci is /usr/bin on
+# Debian, /usr/sbin on RHEL); sudo matches a command run from another path to the same file (/sbin/x on usrmerge).
+TOOL_DIRS = ("/usr/bin", "/usr/sbin")
+SUDO_REFUSED = "sudo refused (not in the allow-list?)"
+_LLDPCLI_ARGS = ("-f", "json0", "show", "neighbors", "details")
 
 HOST_COMMANDS = (
     Command(layout.IBDEV2NETDEV, ("ibdev2netdev",)),
     Command(layout.SHOW_GIDS, ("show_gids",)),
     Command(layout.IBV_DEVINFO, ("ibv_devinfo",)),
     Command(layout.RDMA_STATISTIC, ("rdma", "statistic", "show")),
-    Command(layout.LSPCI, ("lspci", "-D", "-nn", "-vvv")),
+    Command(layout.LSPCI, ("lspci", "-D", "-nn", "-vvv"), root=True),
     Command(layout.NVIDIA_SMI_Q, ("nvidia-smi", "-q", "-x")),
     Command(layout.NVIDIA_SMI_TOPO, ("nvidia-smi", "topo", "-m")),
-    Command(layout.DMESG, ("dmesg",), empty_ok=True),
+    Command(layout.DMESG, ("dmesg",), empty_ok=True, root=True),
     Command(layout.UNAME, ("uname", "-r")),
-    Command(layout.LLDPCLI, ("lldpcli", "-f", "json0", "show", "neighbors", "details")),
+    Command(layout.LLDPCLI, ("lldpcli", *_LLDPCLI_ARGS), root=True),
     Command(layout.IP_LINK, ("ip", "-d", "link", "show")),
     Command(layout.LSMOD, ("lsmod",), fallback=("cat", "/proc/modules")),
 )
@@ -86,15 +124,23 @@ def nic_commands(netdev: str, driver: str | None) -> tuple[Command, ...]:
             f"{layout.BNXT_QOS_DIR}/{netdev}.txt",
             ("niccli", "-dev", netdev, "getqos"),
             fallback=("bnxtqos", f"-dev={netdev}", "get_qos"),
+            root=True,
         )
     else:
-        qos = Command(f"{layout.MLNX_QOS_DIR}/{netdev}.txt", ("mlnx_qos", "-i", netdev))
+        qos = Command(f"{layout.MLNX_QOS_DIR}/{netdev}.txt", ("mlnx_qos", "-i", netdev), root=True)
     return (
         qos,
         Command(f"{layout.ETHTOOL_S_DIR}/{netdev}.txt", ("ethtool", "-S", netdev)),
-        Command(f"{layout.ETHTOOL_M_DIR}/{netdev}.txt", ("ethtool", "-m", netdev)),
+        Command(f"{layout.ETHTOOL_M_DIR}/{netdev}.txt", ("ethtool", "-m", netdev), root=True),
         Command(f"{layout.ETHTOOL_A_DIR}/{netdev}.txt", ("ethtool", "-a", netdev)),
     )
+
+
+def lldp_command(socket_path: Path | None) -> Command:
+    """``lldpcli`` on the default control socket, or with ``-u PATH`` on another lldpd's."""
+    if socket_path is None:
+        return next(c for c in HOST_COMMANDS if c.path == layout.LLDPCLI)
+    return Command(layout.LLDPCLI, ("lldpcli", "-u", str(socket_path), *_LLDPCLI_ARGS), root=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +165,15 @@ class SubprocessRunner:
 
     path: str | None = None  # PATH to search and to give the command; None: this process's PATH
 
+    def which(self, name: str) -> str | None:
+        """``name``'s absolute path on ``path``, then in the sbin directories an unprivileged user's PATH lacks
+        (``ethtool`` and ``lldpcli`` live in ``/usr/sbin``)."""
+        dirs = (self.path if self.path is not None else os.environ.get("PATH", os.defpath)).split(os.pathsep)
+        dirs += [d for d in _SBIN if d not in dirs]
+        return shutil.which(name, path=os.pathsep.join(dirs))
+
     def __call__(self, argv: Sequence[str], timeout: float) -> CommandResult:
-        exe = shutil.which(argv[0], path=self.path)
+        exe = self.which(argv[0])
         if exe is None:
             return CommandResult(None, not_found=True)
         env = dict(os.environ, LC_ALL="C")
@@ -135,6 +188,9 @@ class SubprocessRunner:
         except OSError as exc:
             return CommandResult(None, error=exc.strerror or str(exc))
         return CommandResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+_SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
 
 def _bytes(value: bytes | str | None) -> bytes:
@@ -164,8 +220,14 @@ def collect_host(
     run: CommandRunner | None = None,
     hostname: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    lldp_socket: Path | None = None,
+    sudo: bool = False,
 ) -> CollectReport:
-    """Collect this host into ``out_dir/hosts/<hostname>/``; see the module docstring."""
+    """Collect this host into ``out_dir/hosts/<hostname>/``; see the module docstring.
+
+    ``lldp_socket``: the control socket of the lldpd to ask (``lldpcli -u PATH``) instead of the default one.
+    ``sudo``: run the root-marked commands through ``sudo -n --`` unless this process is root already.
+    """
     name = hostname if hostname is not None else socket.gethostname().split(".")[0]
     if not name or name in (".", "..") or not set(name) <= HOSTNAME_CHARS:
         raise UsageError(f"--hostname must be a plain host name (letters, digits, '-', '_', '.'), got {name!r}")
@@ -175,6 +237,8 @@ def collect_host(
         raise UsageError(f"--out {out_dir} exists and is not a directory")
     if timeout <= 0:
         raise UsageError(f"the command timeout must be positive, got {timeout}")
+    if lldp_socket is not None:
+        lldp_socket = _lldp_socket(lldp_socket)
     try:
         (out_dir / "hosts").mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".collect-{name}-", dir=out_dir))
@@ -183,7 +247,10 @@ def collect_host(
     started = _now()
     target = out_dir / "hosts" / name
     try:
-        collector = _Collector(root, staging, run or SubprocessRunner(), timeout)
+        runner = run or SubprocessRunner()
+        which = runner.which if isinstance(runner, SubprocessRunner) else SubprocessRunner().which
+        escalate = sudo and os.geteuid() != 0
+        collector = _Collector(root, staging, runner, timeout, lldp_command(lldp_socket), escalate, which)
         nics = collector.collect()
         _replace(staging, target)
     except BaseException as exc:
@@ -194,6 +261,21 @@ def collect_host(
             raise UsageError(f"cannot collect {name} into {out_dir}: {exc.strerror or exc}") from None
         raise
     return CollectReport(name, target, tuple(collector.files), tuple(collector.missing), tuple(nics))
+
+
+def _lldp_socket(path: Path) -> Path:
+    """An existing Unix socket (lldpd's control socket), made absolute; else a usage error saying what it is."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise UsageError(
+            f"--lldp-socket {path}: {exc.strerror or exc} (expected lldpd's control socket, e.g. /run/lldpd.socket)"
+        ) from None
+    if not stat.S_ISSOCK(mode):
+        raise UsageError(
+            f"--lldp-socket {path} is not a socket (expected lldpd's control socket, e.g. /run/lldpd.socket)"
+        )
+    return path.absolute()
 
 
 def _mark_failed(target: Path, started: str, exc: BaseException) -> None:
@@ -239,6 +321,9 @@ class _Collector:
     out: Path
     run: CommandRunner
     timeout: float
+    lldp: Command
+    sudo: bool  # run the root-marked commands through sudo
+    which: Callable[[str], str | None]
     files: list[str] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
 
@@ -293,14 +378,29 @@ class _Collector:
 
     # --- commands ---------------------------------------------------------------------------------------
 
+    def invoke(self, cmd: Command, argv: tuple[str, ...]) -> tuple[CommandResult, tuple[str, ...] | None]:
+        """Run ``argv``; a root-marked command through ``sudo -n -- /abs/tool ...`` when escalating (then the
+        sudo argv is returned too)."""
+        if not (self.sudo and cmd.root):
+            return self.run(argv, self.timeout), None
+        exe = self.which(argv[0])
+        if exe is None:
+            return CommandResult(None, not_found=True), None
+        wrapped = ("sudo", "-n", "--", exe, *argv[1:])
+        return self.run(wrapped, self.timeout), wrapped
+
     def command(self, cmd: Command) -> bytes | None:
         argv = cmd.argv
-        result = self.run(argv, self.timeout)
-        if result.not_found and cmd.fallback is not None:
+        result, wrapped = self.invoke(cmd, argv)
+        if result.not_found and wrapped is None and cmd.fallback is not None:
             argv = cmd.fallback
-            result = self.run(argv, self.timeout)
-        shown = " ".join(argv)
-        if result.not_found:
+            result, wrapped = self.invoke(cmd, argv)
+        shown = " ".join(wrapped or argv)
+        if wrapped is not None and result.not_found:
+            self.lack(cmd.path, f"sudo not installed (--sudo runs '{' '.join(argv)}' through it)")
+        elif wrapped is not None and result.returncode == 1 and _sudo_refusal(result.stderr):
+            self.lack(cmd.path, f"{SUDO_REFUSED}: '{shown}': {_first_line(result.stderr)}")
+        elif result.not_found:
             tools = cmd.argv[0] + (f" or {cmd.fallback[0]}" if cmd.fallback else "")
             self.lack(cmd.path, f"{tools} not installed")
         elif result.timed_out:
@@ -321,7 +421,8 @@ class _Collector:
 
     def collect(self) -> list[str]:
         started = _now()
-        outputs = {cmd.path: self.command(cmd) for cmd in HOST_COMMANDS}
+        commands = (self.lldp if cmd.path == layout.LLDPCLI else cmd for cmd in HOST_COMMANDS)
+        outputs = {cmd.path: self.command(cmd) for cmd in commands}
         devices = self.rdma_devices()
         netdevs = self.rdma_netdevs(devices, outputs.get(layout.IBDEV2NETDEV))
         drivers: set[str] = set()
@@ -330,6 +431,11 @@ class _Collector:
         for netdev, dev in sorted(netdevs.items()):
             self.copy(f"{layout.SYS_NET}/{netdev}/mtu", required=True)
             self.copy_dir(f"{layout.SYS_NET}/{netdev}/ecn")
+            try:
+                host_script.netdev(netdev)  # the one gate for a device-provided name entering a command
+            except UsageError as exc:
+                self.lack(f"{layout.SYS_NET}/{netdev}", f"its commands were not run: {exc}")
+                continue
             for cmd in nic_commands(netdev, self.driver(dev)):
                 self.command(cmd)
         for dev in devices:
@@ -454,6 +560,86 @@ class _Collector:
             key, sep, value = line.strip().partition("=")
             if sep and key.strip() in keys and value.strip().startswith("/"):
                 yield value.strip()
+
+
+def _sudo_refusal(stderr: bytes) -> bool:
+    """Whether sudo itself said no (``sudo: a password is required``, ``Sorry, user ... is not allowed``), as
+    opposed to the command it ran failing with exit 1."""
+    line = _first_line(stderr)
+    return line.startswith("sudo:") or line.startswith("Sorry, user")
+
+
+# --- the allow-list ----------------------------------------------------------------------------------------
+
+NETDEV_PLACEHOLDER = "NETDEV"
+NO_ARGUMENTS = '""'  # sudoers: the command with no argument at all
+_SUDO_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+_SUDOERS_PATH = re.compile(r"^/[A-Za-z0-9_./-]+$")
+
+
+def root_commands(lldp_socket: Path | None = None) -> tuple[Command, ...]:
+    """Every root-marked command, the per-NIC ones (both vendors) with :data:`NETDEV_PLACEHOLDER` as the netdev."""
+    commands = [lldp_command(lldp_socket) if c.path == layout.LLDPCLI else c for c in HOST_COMMANDS]
+    for driver in ("mlx5_core", "bnxt_en"):
+        commands.extend(nic_commands(NETDEV_PLACEHOLDER, driver))
+    return tuple(c for c in commands if c.root)
+
+
+def _sudoers_arg(arg: str, netdev: str) -> str:
+    """One argument in sudoers syntax: its special characters escaped, the netdev placeholder as ``netdev``."""
+    escaped = re.sub(r"([\\,:=\s\"*?\[\]!])", r"\\\1", arg)
+    return escaped.replace(NETDEV_PLACEHOLDER, netdev)
+
+
+def sudoers(user: str = "unifab", lldp_socket: Path | None = None) -> str:
+    """The sudoers snippet allowing ``user`` exactly the root-marked commands (``/etc/sudoers.d/unifab-agent``).
+
+    Each command is allowed with its exact arguments from :data:`TOOL_DIRS`; where an interface name goes, ``*``
+    (sudoers' glob, which also matches spaces), so the forms with an extra argument or with a name starting with
+    ``-`` are denied after it (in sudoers the last match wins)."""
+    if not _SUDO_USER.match(user):
+        raise UsageError(f"--user {user!r}: expected a login name (lowercase letters, digits, '_' or '-')")
+    if lldp_socket is not None and not _SUDOERS_PATH.match(str(lldp_socket)):
+        raise UsageError(
+            f"--lldp-socket {lldp_socket}: expected an absolute path of letters, digits, '_', '.', '/', '-'"
+        )
+    allow: list[str] = []
+    deny: list[str] = []
+    reasons: dict[str, str] = {}
+    for cmd in root_commands(lldp_socket):
+        for argv in (cmd.argv, cmd.fallback):
+            if argv is None:
+                continue
+            reasons[argv[0]] = ROOT_REASONS[argv[0]]
+            templated = any(NETDEV_PLACEHOLDER in a for a in argv[1:])
+            for directory in TOOL_DIRS:
+                exe = f"{directory}/{argv[0]}"
+                args = " ".join(_sudoers_arg(a, "*") for a in argv[1:])
+                allow.append(f"{exe} {args or NO_ARGUMENTS}")
+                if templated:
+                    deny.append(f"{exe} {' '.join(_sudoers_arg(a, '* *') for a in argv[1:])}")
+                    deny.append(f"{exe} {' '.join(_sudoers_arg(a, '-*') for a in argv[1:])}")
+    allow, deny = list(dict.fromkeys(allow)), list(dict.fromkeys(deny))  # ethtool -m is both vendors'
+    why = [
+        line
+        for tool, reason in reasons.items()
+        for line in textwrap.wrap(f"{tool}: {reason}", 110, initial_indent="#   ", subsequent_indent="#     ")
+    ]
+    lines = [
+        "# unifab agent: what `unifab agent collect --sudo` may run as root. Generated by `unifab agent sudoers`:",
+        "# regenerate it rather than edit it. Every command is a read with its exact arguments; '*' stands for one",
+        "# interface name (a command with an extra argument, or a name starting with '-', is denied).",
+        "# Install: unifab agent sudoers > f && visudo -cf f && install -m 0440 f /etc/sudoers.d/unifab-agent",
+        "#",
+        "# Why each needs root:",
+        *why,
+        "",
+        "Cmnd_Alias UNIFAB_AGENT_READ = \\\n    " + ", \\\n    ".join(allow),
+        "Cmnd_Alias UNIFAB_AGENT_DENY = \\\n    " + ", \\\n    ".join(deny),
+        f"Defaults:{user} !requiretty",
+        f"{user} ALL = (root) NOPASSWD: UNIFAB_AGENT_READ, !UNIFAB_AGENT_DENY",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _first_line(data: bytes) -> str:

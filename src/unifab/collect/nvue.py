@@ -39,17 +39,19 @@ Mapping decisions (NVUE's vocabulary into the model's SONiC-shaped fields):
   ``pfcwd_priorities`` is then the port's ``pfc_enabled``.
 * ``mtu``/``speed_mbps`` from ``link mtu``/``link speed`` (NVUE default MTU 9216, speed ``auto`` →
   ``None``). The parser does not read ``link fec``, ``link state`` or ``description``: ``fec``,
-  ``admin_status`` and ``description`` are ``None``. ``Switch.version`` is the header's version;
+  ``admin_status`` and ``description`` are ``None``. ``Switch.version`` is the operational build of
+  ``nv-show-system.txt`` (``nv show system``) when collected, else the header's version;
   the header's ``model`` is not kept by the parser, so ``platform`` is ``None``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.parse.host import lldpcli
-from unifab.parse.switch import nvue
+from unifab.parse.switch import nvue, nvue_system
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ __all__ = [
     "CONFIG_FILE",
     "LLDP_FILE",
     "NVUE_TRAFFIC_CLASSES",
+    "SHOW_SYSTEM",
     "TRUST",
     "nvue_lldp_links",
     "switch_from_nvue",
@@ -67,6 +70,7 @@ __all__ = [
 
 CONFIG_FILE = "config.yaml"  # nv config show -o yaml
 LLDP_FILE = "lldpcli.json"  # lldpcli -f json show neighbors details
+SHOW_SYSTEM = "nv-show-system.txt"  # nv show system: the running release, over the config header's
 NVUE_TRAFFIC_CLASSES = range(8)
 TRUST: dict[str, str | None] = {"l3": "dscp", "both": "dscp", "l2": "pcp", "port": None}
 SCHEDULER_TYPES = {"strict": "STRICT", "dwrr": "DWRR"}
@@ -83,7 +87,12 @@ def switch_from_nvue(name: str, nvue_dir: SourcePath, problems: Problems) -> Swi
     cfg = problems.parse_file(path, nvue.parse, device=name)
     if cfg is None:
         return None
-    return switch_from_nvue_config(name, problems.rel(path), cfg)
+    switch = switch_from_nvue_config(name, problems.rel(path), cfg)
+    if (nvue_dir / SHOW_SYSTEM).is_file():
+        system = problems.parse_file(nvue_dir / SHOW_SYSTEM, nvue_system.parse, device=name)
+        if system is not None:
+            switch = replace(switch, version=system.build)
+    return switch
 
 
 def switch_from_nvue_config(name: str, config_file: str, cfg: nvue.NvueConfig) -> Switch:

@@ -49,5 +49,6 @@ def load_jobs(sched_dir: SourcePath, problems: Problems) -> dict[str, Job]:
                 nccl_ib_gid_index=nccl.ib_gid_index if nccl else None,
                 env_known=bool(env),
                 tc_conflict="NCCL_IB_TC" in raw.env_conflicts,
+                sl_conflict="NCCL_IB_SL" in raw.env_conflicts,
             )
     return jobs

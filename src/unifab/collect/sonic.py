@@ -7,10 +7,11 @@ the rest of the switch is read and checked (docs/parsers.md, "Partial results").
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch, SwitchBuffers
-from unifab.parse.switch import sonic_lldp, sonic_qos
+from unifab.parse.switch import sonic_lldp, sonic_qos, sonic_version
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ __all__ = [
     "CONFIG_DB_NOT_CHECKED",
     "ECN_OFF",
     "LLDP_NOT_CHECKED",
+    "SHOW_VERSION",
     "sonic_lldp_links",
     "switch_from_config_db",
     "switch_from_sonic",
@@ -29,6 +31,7 @@ ECN_OFF = (None, "ecn_none")
 # What an INPUT-PARTIAL finding of each file says cannot be checked on what was skipped.
 CONFIG_DB_NOT_CHECKED = "the QoS, PFC, ECN, buffer and headroom checks skip what was not read"
 LLDP_NOT_CHECKED = "the cabling and topology checks do not see that neighbour"
+SHOW_VERSION = "show-version.txt"  # `show version` beside config_db.json: the image (Switch.version)
 
 
 def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Switch | None:
@@ -40,7 +43,18 @@ def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Sw
     resolved = problems.parse_file_partial(path, sonic_qos.parse, device=name, not_checked=CONFIG_DB_NOT_CHECKED)
     if resolved is None:
         return None
-    return switch_from_sonic(name, problems.rel(path), resolved)
+    switch = switch_from_sonic(name, problems.rel(path), resolved)
+    version_path = path.with_name(SHOW_VERSION)
+    if version_path.is_file():
+        version = problems.parse_file(version_path, sonic_version.parse, device=name)
+        if version is not None:
+            switch = replace(
+                switch,
+                version=version.software_version,
+                platform=switch.platform or version.platform,
+                hwsku=switch.hwsku or version.hwsku,
+            )
+    return switch
 
 
 def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) -> Switch:

@@ -91,6 +91,9 @@ FORMATS: dict[str, Format] = {
             "sonic-counters-db", "unifab.parse.switch.sonic_counters_db", "SONiC COUNTERS_DB: PFC, queue, PG, watchdog"
         ),
         Format("sonic-lldp", "unifab.parse.switch.sonic_lldp", "SONiC APPL_DB LLDP_ENTRY_TABLE neighbours"),
+        Format("sonic-version", "unifab.parse.switch.sonic_version", "SONiC show version: image, platform, HwSKU"),
+        Format("eos-version", "unifab.parse.switch.eos_version_text", "Arista EOS show version (CLI text)"),
+        Format("nvue-system", "unifab.parse.switch.nvue_system", "Cumulus NVUE nv show system: the running release"),
         Format(
             "sonic-state-db",
             "unifab.parse.switch.sonic_state_db",
@@ -103,7 +106,18 @@ FORMATS: dict[str, Format] = {
             function="parse_nvue",
         ),
         Format("nvue-raw", "unifab.parse.switch.nvue", "Cumulus NVUE nv config show -o yaml, NVUE's own records"),
-        Format("ibnetdiscover", "unifab.parse.ib.ibnetdiscover", "ibnetdiscover topology file (InfiniBand)"),
+        Format("ibnetdiscover", "unifab.parse.ib.ibnetdiscover", "ibnetdiscover [-g] topology file (InfiniBand)"),
+        Format("ibnetdiscover-ports", "unifab.parse.ib.ibnetdiscover_ports", "ibnetdiscover -p ports report"),
+        Format(
+            "ibnodes",
+            "unifab.parse.ib.ibnodes",
+            "ibswitches / ibhosts / ibrouters / ibnodes, ibnetdiscover -l|-S|-H|-R node lists",
+        ),
+        Format("iblinkinfo", "unifab.parse.ib.iblinkinfo", "iblinkinfo [-l] [-p]: every port's link and state"),
+        Format("perfquery", "unifab.parse.ib.perfquery", "perfquery [-x] [-a [-l]]: PMA port counters"),
+        Format("ibqueryerrors", "unifab.parse.ib.ibqueryerrors", "ibqueryerrors: ports past the error thresholds"),
+        Format("sminfo", "unifab.parse.ib.sminfo", "sminfo: the subnet manager's LID, GUID, priority, state"),
+        Format("ibstat", "unifab.parse.ib.ibstat", "ibstat / ibstatus: local CAs and their ports"),
         Format("slurm-jobs", "unifab.parse.sched.slurm_jobs", "squeue [--json] / scontrol show job / slurmrestd jobs"),
         Format(
             "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
@@ -201,6 +215,12 @@ ALIASES: dict[str, str] = {
     "squeue": "slurm-jobs",
     "sinfo": "slurm-nodes",
     "dmesg": "xid",
+    "ibnetdiscover-p": "ibnetdiscover-ports",
+    "ibnetdiscover-l": "ibnodes",
+    "ibswitches": "ibnodes",
+    "ibhosts": "ibnodes",
+    "ibrouters": "ibnodes",
+    "ibstatus": "ibstat",
 }
 
 

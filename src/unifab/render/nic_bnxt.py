@@ -9,6 +9,8 @@ is ``/sys/kernel/config/bnxt_re/<dev>/ports/1/cc/``: values are written and read
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from unifab.errors import UsageError
 from unifab.parse.host import bnxt_qos
 from unifab.profile import QosProfile
@@ -20,13 +22,18 @@ __all__ = [
     "CC_FILES",
     "LIBRARY",
     "ROCE_UDP_PORT",
+    "QosArgs",
     "app_dscp",
     "applied",
     "cc_files",
+    "cc_values",
     "cc_writes",
+    "ets_argv",
     "getqos",
     "hexval",
+    "niccli_argv",
     "pfc_enable",
+    "qos_args",
     "section",
     "tcs_used",
 ]
@@ -117,27 +124,61 @@ def applied(profile: QosProfile, current: bnxt_qos.BnxtQos | None = None) -> bnx
     )
 
 
+@dataclass(frozen=True, slots=True)
+class QosArgs:
+    """A port's niccli values for a profile, as ``getqos`` prints them (``0:ets 1:ets``, ``0:0 1:0 ...``,
+    ``50% 50%``), the PFC list (``3``) and the APP TLVs (``prio,selector,value``)."""
+
+    tsa: str
+    up2tc: str
+    tcbw: str
+    pfc: str
+    apps: tuple[str, ...]
+
+
+def qos_args(profile: QosProfile) -> QosArgs:
+    qos = applied(profile)
+    return QosArgs(
+        tsa=" ".join(f"{t.tc}:{t.tsa}" for t in qos.tcs),
+        up2tc=" ".join(f"{p}:{tc}" for p, tc in qos.prio_tc.items()),
+        tcbw=" ".join(f"{t.bw or 0}%" for t in qos.tcs),
+        pfc=",".join(str(p) for p in qos.pfc_enabled),
+        apps=tuple(f"{a.priority},{a.selector},{a.value}" for a in qos.apps),
+    )
+
+
+def cc_values(profile: QosProfile) -> dict[str, int]:
+    """The bnxt_re ``ports/1/cc/`` values the section writes (in hex), before ``apply``."""
+    return {
+        "ecn_enable": 1,
+        "roce_prio": profile.roce_priority,
+        "roce_dscp": profile.roce_dscp,
+        "cnp_prio": profile.cnp_priority,
+        "cnp_dscp": profile.cnp_dscp,
+    }
+
+
+def niccli_argv(netdev: str, *args: str) -> list[str]:
+    """``niccli -dev IF VERB ...`` as an argv: the one spelling of the niccli calls unifab renders."""
+    return ["niccli", "-dev", netdev, *args]
+
+
+def ets_argv(netdev: str, tsa: str, up2tc: str, tcbw: str) -> list[str]:
+    """``niccli ets`` from the getqos forms (``0:ets 1:strict``, ``0:0 1:1``, ``50% 50%``), as bnxt_qos() writes it."""
+    bw = ",".join(b.rstrip("%") for b in tcbw.split())
+    return niccli_argv(netdev, "ets", "-tsa", tsa.replace(" ", ","), "-up2tc", up2tc.replace(" ", ","), "-tcbw", bw)
+
+
 def section(nic: NicTarget, profile: QosProfile) -> str:
     ifc = hs.netdev(nic.netdev)
     dev = hs.rdma_dev(nic.rdma_dev) if nic.rdma_dev else None
-    qos = applied(profile)
-    tsa = " ".join(f"{t.tc}:{t.tsa}" for t in qos.tcs)
-    up2tc = " ".join(f"{p}:{tc}" for p, tc in qos.prio_tc.items())
-    tcbw = " ".join(f"{t.bw or 0}%" for t in qos.tcs)
-    pfc = ",".join(str(p) for p in qos.pfc_enabled)
-    apps = tuple(f"{a.priority},{a.selector},{a.value}" for a in qos.apps)
+    a = qos_args(profile)
     lines = [f"\n# --- {ifc}" + (f" ({dev})" if dev else "") + " ---"]
     lines.append(f"set_file {hs.q(f'/sys/class/net/{ifc}/mtu')} {hs.q(profile.host_mtu)}")
-    lines.append(f"bnxt_qos {hs.q(ifc)} " + " ".join(hs.q(a) for a in (tsa, up2tc, tcbw, pfc, *apps)))
+    lines.append(f"bnxt_qos {hs.q(ifc)} " + " ".join(hs.q(v) for v in (a.tsa, a.up2tc, a.tcbw, a.pfc, *a.apps)))
     lines.append(f"pause_off {hs.q(ifc)}")
     if dev is not None:
-        cc = {
-            "ecn_enable": 1,
-            "roce_prio": profile.roce_priority,
-            "roce_dscp": profile.roce_dscp,
-            "cnp_prio": profile.cnp_priority,
-            "cnp_dscp": profile.cnp_dscp,
-        }
+        cc = cc_values(profile)
         lines.append(f"bnxt_cc {hs.q(dev)} " + " ".join(hs.q(f"{k}={hexval(v)}") for k, v in cc.items()))
         lines += rdma_lines(dev, profile.nccl_ib_tc, None)
     return "\n".join(lines) + "\n"
@@ -173,12 +214,15 @@ def pfc_enable(netdev: str, priorities: list[int]) -> str:
     """``niccli pfc -enable`` takes the lossless priorities as a comma list."""
     if not priorities:
         raise UsageError("niccli pfc -enable needs at least one priority")
-    return f"niccli -dev {hs.q(hs.netdev(netdev))} pfc -enable {','.join(str(int(p)) for p in sorted(priorities))}"
+    argv = niccli_argv(hs.netdev(netdev), "pfc", "-enable", ",".join(str(int(p)) for p in sorted(priorities)))
+    return " ".join(hs.q(a) for a in argv)
 
 
 def app_dscp(netdev: str, prio: int, dscp: int) -> str:
     """An APP TLV mapping ``dscp`` to ``prio`` (selector 5): how bnxt_en classifies RoCE by DSCP."""
-    return f"niccli -dev {hs.q(hs.netdev(netdev))} apptlv -add -app {int(prio)},5,{int(dscp)}"
+    return " ".join(
+        hs.q(a) for a in niccli_argv(hs.netdev(netdev), "apptlv", "-add", "-app", f"{int(prio)},5,{int(dscp)}")
+    )
 
 
 def cc_writes(rdma_dev: str, values: dict[str, int]) -> tuple[str, ...]:

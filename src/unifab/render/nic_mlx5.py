@@ -21,20 +21,29 @@ __all__ = [
     "buffer_size",
     "cable_len",
     "cc_param",
+    "cc_param_values",
     "dcb_app_dscp",
     "dcb_app_flush_dscp",
+    "dcb_argv",
     "dcb_buffer_size",
     "dcb_pfc",
     "dcb_pfc_delay",
+    "dcb_pfc_pairs",
     "dcbx_os",
     "dscp2prio",
     "ecn_enable",
     "ecn_param",
+    "ecn_values",
     "global_pause_off",
+    "mlnx_qos_argv",
     "mtu",
+    "mtu_argv",
     "nic_settings",
+    "pair_list",
+    "pause_argv",
     "pci_bdf",
     "pfc",
+    "pfc_bits",
     "rdma_lines",
     "roce_tos",
     "section",
@@ -45,13 +54,24 @@ __all__ = [
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
-def pfc(netdev: str, priorities: Iterable[int]) -> str:
+def mlnx_qos_argv(netdev: str, *options: str) -> list[str]:
+    """``mlnx_qos -i IF OPTION VALUE ...`` as an argv: the one spelling of every mlnx_qos call unifab renders
+    (the fix dialect's command lines, the NIC plan's steps)."""
+    return ["mlnx_qos", "-i", netdev, *options]
+
+
+def pfc_bits(priorities: Iterable[int]) -> str:
+    """mlnx_qos's PFC list: eight 0/1 values, index = priority."""
     enabled = set(priorities)
-    return f"mlnx_qos -i {netdev} --pfc {','.join('1' if p in enabled else '0' for p in range(8))}"
+    return ",".join("1" if p in enabled else "0" for p in range(8))
+
+
+def pfc(netdev: str, priorities: Iterable[int]) -> str:
+    return " ".join(mlnx_qos_argv(netdev, "--pfc", pfc_bits(priorities)))
 
 
 def dscp2prio(netdev: str, dscp: int, prio: int) -> str:
-    return f"mlnx_qos -i {netdev} --dscp2prio set,{dscp},{prio}"
+    return " ".join(mlnx_qos_argv(netdev, "--dscp2prio", f"set,{dscp},{prio}"))
 
 
 def ecn_enable(netdev: str, point: str, prio: int) -> str:
@@ -59,12 +79,16 @@ def ecn_enable(netdev: str, point: str, prio: int) -> str:
     return f"echo 1 > /sys/class/net/{netdev}/ecn/{point}/enable/{prio}"
 
 
+def mtu_argv(netdev: str, value: int | str) -> list[str]:
+    return ["ip", "link", "set", "dev", netdev, "mtu", str(value)]
+
+
 def mtu(netdev: str, value: int) -> str:
-    return f"ip link set dev {netdev} mtu {value}"
+    return " ".join(mtu_argv(netdev, value))
 
 
 def trust(netdev: str, mode: str) -> str:
-    return f"mlnx_qos -i {netdev} --trust {mode}"
+    return " ".join(mlnx_qos_argv(netdev, "--trust", mode))
 
 
 def traffic_class(rdma_dev: str, tclass: int, port: int = 1) -> str:
@@ -73,7 +97,7 @@ def traffic_class(rdma_dev: str, tclass: int, port: int = 1) -> str:
 
 
 def cable_len(netdev: str, metres: int) -> str:
-    return f"mlnx_qos -i {netdev} --cable_len {metres}"
+    return " ".join(mlnx_qos_argv(netdev, "--cable_len", str(metres)))
 
 
 def dcbx_os(netdev: str) -> str:
@@ -81,13 +105,18 @@ def dcbx_os(netdev: str) -> str:
     return f"mlnx_qos -i {netdev} -d os"
 
 
+def pause_argv(netdev: str, autoneg: str = "off", rx: str = "off", tx: str = "off") -> list[str]:
+    """``ethtool -A IF autoneg X rx Y tx Z`` (``off`` everywhere: no 802.3x global pause)."""
+    return ["ethtool", "-A", netdev, "autoneg", autoneg, "rx", rx, "tx", tx]
+
+
 def global_pause_off(netdev: str) -> str:
-    return f"ethtool -A {netdev} autoneg off rx off tx off"
+    return " ".join(pause_argv(netdev))
 
 
 def buffer_size(netdev: str, sizes: Iterable[int]) -> str:
     """Receive buffer sizes in bytes, one per buffer (8), through MLNX_OFED's ``mlnx_qos --buffer_size``."""
-    return f"mlnx_qos -i {netdev} --buffer_size {','.join(str(int(s)) for s in sizes)}"
+    return " ".join(mlnx_qos_argv(netdev, "--buffer_size", ",".join(str(int(s)) for s in sizes)))
 
 
 def ecn_param(netdev: str, point: str, name: str, value: int) -> str:
@@ -98,29 +127,41 @@ def ecn_param(netdev: str, point: str, name: str, value: int) -> str:
 # --- upstream (in-tree) mlx5: iproute2 dcb and debugfs cc_params (host-nic-roce §2.2, §2.9) ---------------
 
 
+def dcb_argv(obj: str, verb: str, netdev: str, *attrs: str) -> list[str]:
+    """``dcb OBJECT VERB dev IF ATTR VALUE ...`` (iproute2) as an argv; a pair list is one token per pair."""
+    return ["dcb", obj, verb, "dev", netdev, *(t for a in attrs for t in a.split(" "))]
+
+
+def _dcb(obj: str, verb: str, netdev: str, *attrs: str) -> str:
+    return " ".join(hs.q(a) for a in dcb_argv(obj, verb, netdev, *attrs))
+
+
 def dcb_app_dscp(netdev: str, dscp: int, prio: int) -> str:
     """Map one DSCP to a priority; the first DSCP APP entry also switches mlx5 trust to DSCP."""
-    return f"dcb app replace dev {hs.q(netdev)} dscp-prio {int(dscp)}:{int(prio)}"
+    return _dcb("app", "replace", netdev, f"dscp-prio {int(dscp)}:{int(prio)}")
 
 
 def dcb_app_flush_dscp(netdev: str) -> str:
     """Delete every DSCP APP entry: with the last one gone mlx5 trusts PCP again."""
-    return f"dcb app flush dev {hs.q(netdev)} dscp-prio"
+    return _dcb("app", "flush", netdev, "dscp-prio")
+
+
+def dcb_pfc_pairs(priorities: Iterable[int]) -> str:
+    enabled = set(priorities)
+    return _pairs("on" if p in enabled else "off" for p in range(8))
 
 
 def dcb_pfc(netdev: str, priorities: Iterable[int]) -> str:
-    enabled = set(priorities)
-    pairs = _pairs("on" if p in enabled else "off" for p in range(8))
-    return f"dcb pfc set dev {hs.q(netdev)} prio-pfc {pairs}"
+    return _dcb("pfc", "set", netdev, f"prio-pfc {dcb_pfc_pairs(priorities)}")
 
 
 def dcb_pfc_delay(netdev: str, metres: int) -> str:
     """The cable length mlx5 sizes PFC headroom for: the IEEE PFC ``delay`` field (what mlnx_qos --cable_len sets)."""
-    return f"dcb pfc set dev {hs.q(netdev)} delay {int(metres)}"
+    return _dcb("pfc", "set", netdev, f"delay {int(metres)}")
 
 
 def dcb_buffer_size(netdev: str, sizes: Iterable[int]) -> str:
-    return f"dcb buffer set dev {hs.q(netdev)} buffer-size {_pairs(int(s) for s in sizes)}"
+    return _dcb("buffer", "set", netdev, f"buffer-size {_pairs(int(s) for s in sizes)}")
 
 
 def cc_param(bdf: str, name: str, value: int) -> str:
@@ -165,6 +206,24 @@ CC_PARAMS = {
     "min_time_between_cnps": "np_min_time_between_cnps",
 }
 NP_PARAMS = frozenset({"min_time_between_cnps"})
+
+
+def ecn_values(profile: QosProfile) -> dict[str, int]:
+    """The MLNX_OFED ``ecn/`` files the section sets, relative to ``/sys/class/net/<if>/ecn/``, in its order."""
+    values = {f"{point}/enable/{p}": 1 for point in ("roce_np", "roce_rp") for p in range(8)}
+    values["roce_np/cnp_dscp"] = profile.cnp_dscp
+    values["roce_np/cnp_802p_prio"] = profile.cnp_priority
+    for name, value in sorted(profile.dcqcn.items()):
+        values[f"{'roce_np' if name in NP_PARAMS else 'roce_rp'}/{name}"] = int(value)
+    return values
+
+
+def cc_param_values(profile: QosProfile) -> dict[str, int]:
+    """The upstream debugfs ``cc_params`` files the section sets (the ``ecn/`` values by their debugfs names)."""
+    values = {"np_cnp_dscp": profile.cnp_dscp, "np_cnp_prio": profile.cnp_priority}
+    values.update({CC_PARAMS[name]: int(value) for name, value in sorted(profile.dcqcn.items())})
+    return values
+
 
 # Reads `mlnx_qos -i IF -a` (host-nic-roce §1.2) into key=value lines: trust, cable, pfc, prio2buffer,
 # dscp (64 priorities, "-" where unmapped), prio_tc, tsa, tcbw (8 values each, comma separated).
@@ -275,6 +334,11 @@ pause_off() {
 
 def _pairs(values: Iterable[int | str]) -> str:
     return " ".join(f"{i}:{v}" for i, v in enumerate(values))
+
+
+def pair_list(values: Iterable[int | str]) -> str:
+    """iproute2 dcb's ``index:value`` pairs, space separated: ``0:off 1:off 2:off 3:on ...``."""
+    return _pairs(values)
 
 
 def section(nic: NicTarget, profile: QosProfile) -> str:

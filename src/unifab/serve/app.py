@@ -20,6 +20,7 @@ from typing import Annotated, Any, NotRequired
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
+from pydantic import Field, StringConstraints
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typing_extensions import TypedDict
 
@@ -30,11 +31,14 @@ from unifab.serve.ingest import DEVICE_NAME, IngestError
 from unifab.serve.metrics import CONTENT_TYPE
 from unifab.serve.routing import SEVERITIES, device_model, guarded, principal_of
 from unifab.serve.service import Server, Settings
+from unifab.serve.store import Heartbeat
 from unifab.serve.ui import render, ui_router
 from unifab.serve.ui_fabric import fabric_ui_router
 from unifab.serve.work import QUEUED
 
-__all__ = ["SecurityHeaders", "create_app"]
+__all__ = ["DROPPED_HEADER", "SecurityHeaders", "create_app"]
+
+DROPPED_HEADER = "X-Unifab-Dropped-Snapshots"
 
 
 class FindingItem(TypedDict):
@@ -49,6 +53,18 @@ class FindingItem(TypedDict):
 class FindingsPage(TypedDict):
     items: list[FindingItem]
     next_cursor: str | None
+
+
+class AgentDoc(TypedDict):
+    host: str
+    last_seen: str
+    version: str
+    spool_depth: int
+    spool_bytes: int
+    dropped: int
+    last_snapshot: str | None
+    interval: float | None
+    actor: str  # the token id that sent the last heartbeat
 
 
 class DeviceItem(TypedDict):
@@ -69,6 +85,21 @@ class DevicesPage(TypedDict):
 class DeviceDetail(DeviceItem):
     open_findings: int
     model: dict[str, Any] | None  # the device as the library models it (unifab.model.Host / Switch)
+    agent: NotRequired[AgentDoc | None]  # a host's agent, once it sent a heartbeat
+
+
+class HeartbeatRequest(TypedDict):
+    version: Annotated[str, StringConstraints(min_length=1, max_length=50)]
+    spool_depth: Annotated[int, Field(ge=0, le=2**31 - 1)]  # snapshots waiting in the agent's spool
+    spool_bytes: Annotated[int, Field(ge=0, le=2**62)]
+    dropped: Annotated[int, Field(ge=0, le=2**62)]  # dropped in total because the spool was full
+    last_snapshot: NotRequired[Annotated[str, StringConstraints(max_length=200)] | None]
+    interval: NotRequired[Annotated[float, Field(gt=0, le=10**7)] | None]
+
+
+class AgentsPage(TypedDict):
+    items: list[AgentDoc]
+    next_cursor: str | None
 
 
 class SnapshotDoc(TypedDict):
@@ -256,7 +287,8 @@ def _api_router(app: FastAPI) -> APIRouter:
         row = server.store.device(name)
         if row is None:
             raise HTTPException(404, f"no device {name!r} (devices are named host:<name> or switch:<name>)")
-        return {**row, **device_model(server, name)}  # type: ignore[typeddict-item]
+        agent = server.store.agent(name.partition(":")[2]) if name.startswith("host:") else None
+        return {**row, **device_model(server, name), "agent": agent}  # type: ignore[typeddict-item]
 
     @guarded(api, "get", "/findings", READ, tags=["findings"])
     def findings(
@@ -319,7 +351,15 @@ def _api_router(app: FastAPI) -> APIRouter:
                     "required": False,
                     "schema": {"type": "string"},
                     "description": "the snapshot's id (default: the upload's sha256); a retry with it stores nothing",
-                }
+                },
+                {
+                    "name": DROPPED_HEADER,
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string", "pattern": "^[0-9]{1,12}$"},
+                    "description": "how many snapshots the agent dropped before this one (its spool was full); "
+                    "recorded in the ingest's audit entry as dropped_before",
+                },
             ],
         },
     )
@@ -338,8 +378,13 @@ def _api_router(app: FastAPI) -> APIRouter:
                 raise too_big
         principal = principal_of(request)
         snapshot_id = request.headers.get("x-unifab-snapshot-id")
+        dropped_text = request.headers.get(DROPPED_HEADER, "0").strip() or "0"
+        if not dropped_text.isdigit() or len(dropped_text) > 12:
+            raise HTTPException(400, f"{DROPPED_HEADER} must be a count of snapshots, got {dropped_text[:40]!r}")
         try:
-            created, doc = await run_in_threadpool(server.ingest, bytes(body), snapshot_id, principal)
+            created, doc = await run_in_threadpool(
+                server.ingest, bytes(body), snapshot_id, principal, dropped=int(dropped_text)
+            )
         except IngestError as exc:
             raise HTTPException(exc.status, exc.message) from None
         status = (202 if doc["mode"] == QUEUED else 201) if created else 200
@@ -351,6 +396,41 @@ def _api_router(app: FastAPI) -> APIRouter:
         if doc is None:
             raise HTTPException(404, f"no snapshot {snapshot_id!r}")
         return {**doc, "duplicate": False}  # type: ignore[typeddict-item]
+
+    @guarded(
+        api,
+        "post",
+        "/agents/{host}/heartbeat",
+        INGEST,
+        tags=["agents"],
+        responses={403: {"description": "the token may not speak for this host"}, 422: {"description": "bad body"}},
+    )
+    def heartbeat(request: Request, host: str, body: HeartbeatRequest) -> AgentDoc:
+        """A host agent is alive: its version, spool depth and dropped total (``unifab agent run``)."""
+        if not DEVICE_NAME.fullmatch(host):
+            raise HTTPException(422, f"{host[:80]!r} is not a host name")
+        beat = Heartbeat(
+            host=host,
+            version=body["version"],
+            spool_depth=body["spool_depth"],
+            spool_bytes=body["spool_bytes"],
+            dropped=body["dropped"],
+            last_snapshot=body.get("last_snapshot"),
+            interval=body.get("interval"),
+        )
+        try:
+            doc: AgentDoc = srv(request).heartbeat(beat, principal_of(request))  # type: ignore[assignment]
+        except IngestError as exc:
+            raise HTTPException(exc.status, exc.message) from None
+        return doc
+
+    @guarded(api, "get", "/agents", READ, tags=["agents"])
+    def agent_list(
+        request: Request, cursor: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 100
+    ) -> AgentsPage:
+        """Every host agent that sent a heartbeat: last seen, version, spool depth, dropped snapshots."""
+        page = _paged(lambda: srv(request).store.agents(cursor=cursor, limit=limit))
+        return {"items": page.items, "next_cursor": page.next_cursor}
 
     @guarded(api, "post", "/tokens", ADMIN, tags=["admin"], status_code=201)
     def create_token(request: Request, body: TokenRequest) -> TokenCreated:

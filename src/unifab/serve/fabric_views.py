@@ -13,6 +13,7 @@ Shapes are the library's: a finding is :class:`unifab.api.FindingDoc`, a NIC or 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -58,13 +59,14 @@ class FabricIndex:
 
     @classmethod
     def build(cls, key: tuple[int, ...], fabric: Fabric, findings: list[Finding]) -> FabricIndex:
-        copy = Fabric(
+        # every field carried (the QoS intent, the fleet baseline, the IB subnet), the mutable ones copied
+        copy = dataclasses.replace(
+            fabric,
             hosts=dict(fabric.hosts),
             switches=dict(fabric.switches),
             links=list(fabric.links),
             input_findings=list(fabric.input_findings),
             jobs=dict(fabric.jobs),
-            qos_intent=fabric.qos_intent,
         )
         links = {lk.id: lk for lk in copy.links}
         by_node: dict[str, list[str]] = {}

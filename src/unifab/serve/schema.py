@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Column,
     DateTime,
     Float,
@@ -27,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = [
+    "agents",
     "audit",
     "counters",
     "device_files",
@@ -177,6 +179,21 @@ audit = Table(
     Column("action", String(50), nullable=False),  # ingest, token.create, ...
     Column("target", String(300), nullable=False),
     Column("detail", Json, nullable=False),
+)
+
+# The host agents' last heartbeat each (``unifab agent run``): liveness even when nothing changed on the host.
+agents = Table(
+    "agents",
+    metadata,
+    Column("host", String(253), primary_key=True),
+    Column("last_seen", When, nullable=False),
+    Column("version", String(50), nullable=False),  # the agent's unifab version
+    Column("spool_depth", Integer, nullable=False),  # snapshots waiting in its spool
+    Column("spool_bytes", BigInteger, nullable=False),
+    Column("dropped", BigInteger, nullable=False),  # snapshots it dropped in total (its spool was full)
+    Column("last_snapshot", String(200), nullable=True),  # the last snapshot id it produced
+    Column("interval", Float, nullable=True),  # seconds between its collects
+    Column("actor", String(100), nullable=False),  # the token id that sent the heartbeat
 )
 
 

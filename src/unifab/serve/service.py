@@ -30,7 +30,7 @@ from unifab.serve.ingest import IngestError, pack_directory, pack_part, parse_up
 from unifab.serve.live import LiveFabric, combined, current_findings, device_states
 from unifab.serve.metrics import Metrics
 from unifab.serve.render_view import RenderCache
-from unifab.serve.store import Store
+from unifab.serve.store import Heartbeat, Store
 
 __all__ = ["DEFAULT_DB", "Server", "Settings", "pack_directory"]
 
@@ -171,11 +171,17 @@ class Server:
 
     # ------------------------------------------------------------------------------------- ingest
 
-    def ingest(self, data: bytes, snapshot_id: str | None, principal: Principal) -> tuple[bool, dict[str, Any]]:
-        """``(created, snapshot document)``; :class:`IngestError` when the upload is refused."""
+    def ingest(
+        self, data: bytes, snapshot_id: str | None, principal: Principal, *, dropped: int = 0
+    ) -> tuple[bool, dict[str, Any]]:
+        """``(created, snapshot document)``; :class:`IngestError` when the upload is refused.
+
+        ``dropped``: how many snapshots the sending agent dropped (its spool was full) before this one; a
+        stored snapshot's audit entry records it as ``dropped_before`` (a known id records nothing again).
+        """
         start = time.perf_counter()
         try:
-            result = self._ingest(data, snapshot_id, principal)
+            result = self._ingest(data, snapshot_id, principal, dropped)
         except IngestError:
             self.metrics.ingests.labels(result="refused").inc()
             raise
@@ -198,7 +204,9 @@ class Server:
                 known = self.store.snapshot(snapshot_id) or known
         return False, {**known, "duplicate": True}
 
-    def _ingest(self, data: bytes, header_id: str | None, principal: Principal) -> tuple[bool, dict[str, Any]]:
+    def _ingest(
+        self, data: bytes, header_id: str | None, principal: Principal, dropped: int = 0
+    ) -> tuple[bool, dict[str, Any]]:
         snapshot_id = upload_id(header_id, data)
         upload = None
         if principal.hosts is not None:  # a scoped token learns nothing, not even "already stored", unchecked
@@ -217,6 +225,7 @@ class Server:
                 actor=principal.token_id,
                 units={part: pack_part(files) for part, files in upload.parts.items()},
                 devices=upload.devices,
+                note={"dropped_before": dropped} if dropped else None,
             )
         if not accepted.created:  # another request with the same id got there first
             answer = self._duplicate(snapshot_id)
@@ -239,6 +248,18 @@ class Server:
                 return
             time.sleep(pause)
             pause = min(pause * 2, 0.1)
+
+    # ------------------------------------------------------------------------------------- agents
+
+    def heartbeat(self, beat: Heartbeat, principal: Principal) -> dict[str, Any]:
+        """Record a host agent's heartbeat; a token limited to some hosts may only speak for those (403)."""
+        if principal.hosts is not None and beat.host not in principal.hosts:
+            allowed = ", ".join(principal.hosts)
+            raise IngestError(403, f"agent {beat.host}: this token may only send heartbeats of {allowed}")
+        self.store.put_heartbeat(beat, principal.token_id, datetime.now(UTC))
+        doc = self.store.agent(beat.host)
+        assert doc is not None
+        return doc
 
     # ------------------------------------------------------------------------------------- tokens
 

@@ -39,6 +39,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.elements import ColumnElement
 
 from unifab.serve.schema import (
+    agents,
     audit,
     device_files,
     devices,
@@ -54,6 +55,7 @@ __all__ = [
     "MIGRATIONS",
     "CurrentFinding",
     "DeviceState",
+    "Heartbeat",
     "IngestRecord",
     "Page",
     "Store",
@@ -115,6 +117,19 @@ class IngestRecord:
     devices: list[DeviceState]
     findings: list[CurrentFinding]
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """What a host agent reports each interval (``POST /api/v1/agents/{host}/heartbeat``)."""
+
+    host: str
+    version: str
+    spool_depth: int
+    spool_bytes: int
+    dropped: int  # in total since the agent's spool was created
+    last_snapshot: str | None
+    interval: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,6 +567,42 @@ class Store:
             ]
         return _page(rows, limit, lambda r: [r["id"]])
 
+    # ------------------------------------------------------------------------------------- agents
+
+    def put_heartbeat(self, beat: Heartbeat, actor: str, now: datetime) -> None:
+        """The host's agent row, replaced (the dropped total never goes down: a late heartbeat cannot undo one)."""
+        with self.engine.begin() as conn:
+            old = conn.execute(select(agents.c.dropped).where(agents.c.host == beat.host)).scalar_one_or_none()
+            conn.execute(delete(agents).where(agents.c.host == beat.host))
+            conn.execute(
+                insert(agents).values(
+                    host=beat.host,
+                    last_seen=now,
+                    version=beat.version,
+                    spool_depth=beat.spool_depth,
+                    spool_bytes=beat.spool_bytes,
+                    dropped=max(beat.dropped, int(old or 0)),
+                    last_snapshot=beat.last_snapshot,
+                    interval=beat.interval,
+                    actor=actor,
+                )
+            )
+
+    def agents(self, *, cursor: str | None = None, limit: int = 100) -> Page:
+        """The agents that sent a heartbeat, by host name."""
+        query = select(agents).order_by(agents.c.host).limit(limit + 1)
+        if cursor:
+            (after,) = decode_cursor(cursor, 1)
+            query = query.where(agents.c.host > str(after))
+        with self.engine.connect() as conn:
+            rows = [_agent_doc(r) for r in conn.execute(query).mappings()]
+        return _page(rows, limit, lambda r: [r["host"]])
+
+    def agent(self, host: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(agents).where(agents.c.host == host)).mappings().first()
+        return None if row is None else _agent_doc(row)
+
     @staticmethod
     def _audit(conn: Connection, actor: str, action: str, target: str, detail: dict[str, Any], now: datetime) -> None:
         conn.execute(insert(audit).values(at=now, actor=actor, action=action, target=target[:300], detail=detail))
@@ -626,6 +677,20 @@ def _device_doc(row: RowMapping) -> dict[str, Any]:
         "received_at": _iso(row["received_at"]),
         "origin": row["origin"],
         "snapshot_id": row["snapshot_id"],
+    }
+
+
+def _agent_doc(row: RowMapping) -> dict[str, Any]:
+    return {
+        "host": row["host"],
+        "last_seen": _iso(row["last_seen"]),
+        "version": row["version"],
+        "spool_depth": row["spool_depth"],
+        "spool_bytes": row["spool_bytes"],
+        "dropped": row["dropped"],
+        "last_snapshot": row["last_snapshot"],
+        "interval": row["interval"],
+        "actor": row["actor"],
     }
 
 

@@ -84,8 +84,12 @@ def accept(
     actor: str,
     units: dict[str, bytes],
     devices: Sequence[str],
+    note: dict[str, Any] | None = None,
 ) -> Accepted:
-    """Step 1 (see the module docstring); :class:`IngestError` (422) when the server would hold no bundle."""
+    """Step 1 (see the module docstring); :class:`IngestError` (422) when the server would hold no bundle.
+
+    ``note`` goes into the ingest's audit entry, in the same transaction (an agent's dropped-snapshots count).
+    """
     with store.engine.connect() as conn, conn.begin() as trans:
         generation = int(
             conn.execute(
@@ -149,7 +153,7 @@ def accept(
             )
             .returning(jobs.c.id)
         ).scalar_one()
-        detail = {"parts": len(units), "devices": len(devices), "generation": generation}
+        detail = {"parts": len(units), "devices": len(devices), "generation": generation, **(note or {})}
         conn.execute(
             insert(audit).values(at=received_at, actor=actor, action="ingest", target=snapshot_id, detail=detail)
         )

@@ -19,6 +19,7 @@ Cost of the usual case is proportional to the device's links and the findings, n
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -36,7 +37,7 @@ from unifab.checks.registry import CheckSpec, registry
 from unifab.collect.bundle import (
     BUNDLE_DIRS,
     device_origin,
-    load_intent_file,
+    load_intent_parts,
     load_plan,
     load_snapshot,
     load_switch,
@@ -146,7 +147,7 @@ def _shape(r: Resolved | None) -> tuple[object, ...] | None:
 class Session:
     """A loaded bundle whose findings follow single-device changes (see the module docstring)."""
 
-    def __init__(self, location: Path | Source | SourcePath) -> None:
+    def __init__(self, location: str | os.PathLike[str] | Source | SourcePath) -> None:
         try:
             self.source_root = as_source_path(location)
         except ValueError as exc:
@@ -206,7 +207,7 @@ class Session:
             self._inputs[SCHEDULER_KEY] = problems.findings
         if (root / INTENT).is_file():
             problems = Problems(root)
-            self.fabric.qos_intent = load_intent_file(root / INTENT, problems)
+            self.fabric.qos_intent, self.fabric.fleet_baseline = load_intent_parts(root / INTENT, problems)
             self._inputs[INTENT_KEY] = problems.findings
         self._relink()
 

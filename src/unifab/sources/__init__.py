@@ -446,10 +446,11 @@ def open_source(location: Path) -> Source:
     return DirectorySource(location)
 
 
-def as_source_path(location: Path | Source | SourcePath) -> SourcePath:
-    """The root of a bundle given as a directory, an archive, a :class:`Source` or a :class:`SourcePath`."""
+def as_source_path(location: str | os.PathLike[str] | Source | SourcePath) -> SourcePath:
+    """The root of a bundle given as a directory or an archive (a path, or its name as a string), a
+    :class:`Source` or a :class:`SourcePath`."""
     if isinstance(location, SourcePath):
         return location
-    if isinstance(location, Path):
-        return SourcePath(open_source(location))
+    if isinstance(location, str | os.PathLike):
+        return SourcePath(open_source(Path(location)))
     return SourcePath(location)

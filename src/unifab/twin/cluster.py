@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from unifab.platforms import platform
+
+if TYPE_CHECKING:
+    from unifab.twin.ib_cluster import IbNet
 
 __all__ = [
     "CNP_DSCP",
@@ -196,6 +200,10 @@ class Cluster:
     # Host ports (host, netdev) that are cabled and up but whose lldpd sees no neighbour (LLDP off on the far
     # port, or a NIC firmware LLDP agent consuming the frames).
     lldp_silent: set[tuple[str, str]] = field(default_factory=set)
+    # ``roce`` (the RoCE twin), ``ib`` (an InfiniBand backend: no RoCE switches, the rails are ``ib``) or ``mixed``
+    # (the RoCE backend plus an IB storage network): see :mod:`unifab.twin.ib_cluster`
+    fabric: str = "roce"
+    ib: IbNet | None = None
 
     def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
         """Where the cable at ``node:port`` really goes: the plan's ``planned`` end unless a scenario moved it."""

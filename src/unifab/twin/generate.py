@@ -16,9 +16,13 @@ import orjson
 from unifab import layout
 from unifab.errors import UsageError
 from unifab.twin.cluster import DEFAULT_SU_HOSTS, build
+from unifab.twin.ib_generate import check_fabric, ib_truths, make_ib
+from unifab.twin.ib_scenarios import IB_SCENARIOS
 from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
 from unifab.twin.rail_template import check_gpus
 from unifab.twin.scenarios import SCENARIOS, Picker
+from unifab.twin.version_files import write_version_files
+from unifab.twin.version_skew import apply_version_skew
 from unifab.twin.writer import write_bundle
 
 __all__ = ["SWITCH_OSES", "TwinResult", "generate"]
@@ -47,12 +51,18 @@ def generate(
     nic_driver: str = "ofed",
     progress: Callable[[int], None] | None = None,
     faults: int = 0,
+    fabric: str = "roce",
+    version_skew: int = 0,
 ) -> TwinResult:
     """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index.
 
     ``nic_vendor`` / ``nic_driver``: the hosts' NICs and mlx5 driver stack (see :mod:`unifab.twin.nic_variants`).
     ``progress(n)`` is called as devices are written (:func:`~unifab.twin.cluster.device_count` in all).
     ``faults``: that many faults (and noise) as telemetry timelines, :func:`unifab.twin.faults.write_faults`.
+    ``fabric``: ``roce`` (default), ``ib`` (an InfiniBand backend) or ``mixed`` (RoCE backend + IB storage), see
+    :mod:`unifab.twin.ib_cluster`; the ``ib-*`` scenarios need ``ib`` or ``mixed``, the others a RoCE backend.
+    ``version_skew``: that many devices on an older NIC firmware, driver or switch OS than the rest of their group
+    (:func:`unifab.twin.version_skew.apply_version_skew`; FLEET-* in truth.json).
     """
     check_gpus(gpus)
     if switch_os not in SWITCH_OSES:
@@ -61,13 +71,12 @@ def generate(
         raise UsageError(f"unknown NIC vendor {nic_vendor!r}; expected one of {', '.join(NIC_VENDORS)}")
     if nic_driver not in NIC_DRIVERS:
         raise UsageError(f"unknown NIC driver {nic_driver!r}; expected one of {', '.join(NIC_DRIVERS)}")
-    unknown = [s for s in scenarios if s not in SCENARIOS]
-    if unknown:
-        raise UsageError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(SCENARIOS)}")
+    check_fabric(fabric, scenarios, SCENARIOS)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"output path {out} exists and is not an empty directory")
     cluster = build(gpus, su_hosts, switch_os)
     apply_nic_variants(cluster, nic_vendor, nic_driver)
+    make_ib(cluster, fabric)
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
     # catalog order, not argument order: switch-wide scenarios reserve their leaves first
@@ -77,6 +86,7 @@ def generate(
         if name in scenarios
         for truth in SCENARIOS[name](cluster, picker)
     ]
+    misconfigurations += ib_truths(cluster, scenarios, seed, picker.skipped)
     if cluster.uncollected:  # a switch link with an end that was not collected cannot be judged per port
         for m in misconfigurations:
             if m.get("subject", {}).get("kind") == "switch":
@@ -85,11 +95,12 @@ def generate(
         "generator": {
             "gpus": gpus,
             "seed": seed,
-            "scenarios": [name for name in SCENARIOS if name in scenarios],
+            "scenarios": [name for name in (*SCENARIOS, *IB_SCENARIOS) if name in scenarios],
             "su_hosts": su_hosts,
             "switch_os": switch_os,
             "nic_vendor": nic_vendor,
             "nic_driver": nic_driver,
+            **({"fabric": fabric} if fabric != "roce" else {}),
         },
         "misconfigurations": misconfigurations,
         "skipped": picker.skipped,
@@ -101,6 +112,10 @@ def generate(
     try:
         write_bundle(cluster, staging, progress)
         (staging / layout.TRUTH).write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+        write_version_files(staging)
+        if version_skew:
+            apply_version_skew(staging, seed, version_skew)  # appends its truth to truth.json
+            truth = orjson.loads((staging / layout.TRUTH).read_bytes())
         if faults:
             from unifab.twin.faults import write_faults
 
@@ -110,7 +125,8 @@ def generate(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return TwinResult(out, len(cluster.hosts), len(cluster.switches), truth)
+    ib_switches = len(cluster.ib.switches) if cluster.ib is not None else 0
+    return TwinResult(out, len(cluster.hosts), len(cluster.switches) + ib_switches, truth)
 
 
 def _touches(entity: str, devices: set[str]) -> bool:

@@ -34,7 +34,7 @@ __all__ = ["SWITCH_WRITERS", "planned_cables", "write_bundle"]
 def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] | None = None) -> None:
     """``progress(1)`` after each host and switch written."""
     for host, nics in cluster.hosts.items():
-        if host not in cluster.uncollected:
+        if host not in cluster.uncollected and cluster.fabric != "ib":  # an IB backend's hosts: twin.ib_files
             write_host(cluster, root / "hosts" / host, nics)
         if progress:
             progress(1)
@@ -49,9 +49,16 @@ def write_bundle(cluster: Cluster, root: Path, progress: Callable[[int], None] |
         writer(cluster, switch, root / "switches" / switch.name)
         if progress:
             progress(1)
-    write_text(root / layout.CABLING_CSV, cabling.dump(planned_cables(cluster)))
+    cables = planned_cables(cluster)
+    if cluster.ib is not None:
+        from unifab.twin.ib_writer import ib_cables, write_ib_network
+
+        cables = tuple(sorted((*cables, *ib_cables(cluster.ib)), key=lambda cb: (cb.a_node, cb.a_port)))
+    write_text(root / layout.CABLING_CSV, cabling.dump(cables))
     write_text(root / layout.INTENT, intent_yaml())
     write_scheduler(cluster, root)
+    if cluster.ib is not None:
+        write_ib_network(cluster, root)
 
 
 def _write_sonic(cluster: Cluster, switch: TwinSwitch, switch_dir: Path) -> None:

@@ -1,3 +1,4 @@
-"""InfiniBand fabric formats (``ibnetdiscover`` topology file)."""
+"""InfiniBand fabric formats: ``ibnetdiscover`` (topology file, ``-p``, ``-l``), ``iblinkinfo``, ``perfquery``,
+``ibqueryerrors``, ``sminfo``, ``ibstat``/``ibstatus`` and the ``ibswitches``/``ibhosts`` node lists."""
 
 __all__ = []

@@ -1,4 +1,4 @@
-"""``ibnetdiscover`` topology file (infiniband-diags 1.x .. 50.x, default output without ``-p``/``-l``).
+"""``ibnetdiscover`` topology file (infiniband-diags 1.x .. 50.x): the default output and ``-g`` (grouped).
 
 One block per node::
 
@@ -17,6 +17,11 @@ local port (and, on CAs, its own port GUID), the remote node id and port (and th
 after ``#`` the remote description, the remote LID and the link's ``<width>x<speed>`` (``4xHDR``; a link
 trained at one lane prints ``1xHDR``). Unconnected ports are absent. Every link appears twice, once from each
 end; :func:`links` folds them into one record per cable.
+
+``-g`` adds chassis grouping: ``Chassis N (guid 0x...)`` / ``Non-Chassis Nodes`` headings, ``# Chassis N``
+after ``sysimgguid``, a ``# <chassis type> <slot>`` comment after ``switchguid``, and ``[ext N]`` external port
+numbers after port numbers; ``-f`` adds `` s=N w=N v=N`` after the rate. ``-p`` (ports report) is
+:mod:`unifab.parse.ib.ibnetdiscover_ports`, ``-l`` (node list) :mod:`unifab.parse.ib.ibnodes`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = [
     "KINDS",
@@ -58,11 +63,19 @@ KINDS = {"Switch": "switch", "Ca": "ca", "Rt": "router"}
 _KIND_OF_PREFIX = {"S-": "switch", "H-": "ca", "R-": "router"}
 
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*(.*))?$')
-_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s*"([^"]*)"\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s*(?:#\s*(.*))?$')
+_PORT = re.compile(
+    r'^\[(\d+)\](?:\[ext (\d+)\])?(?:\(([0-9a-fA-F]+)\))?\s*"([^"]*)"\[(\d+)\](?:\[ext (\d+)\])?'
+    r"(?:\s*\(([0-9a-fA-F]+)\))?\s*(?:#\s*(.*))?$"
+)
 _QUOTED = re.compile(r'"([^"]*)"')
 _LID = re.compile(r"\blid (\d+)")
-_RATE = re.compile(r"\b(\d+)x([A-Za-z0-9]+)\s*$")
-_ATTR = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)(?:\(([0-9a-fA-F]+)\))?$")
+_RATE = re.compile(r"\b(\d+)x([A-Za-z0-9?]+)(?:\s+s=\d+ w=\d+ v=\d+)?(?:\s+slot \d+|\s+\(scp\))?\s*$")
+_ATTR = re.compile(
+    r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)(?:\(([0-9a-fA-F]+)\))?\s*(?:#\s*(.*))?$"
+)
+_CHASSIS_COMMENT = re.compile(r"^Chassis (\d+)")
+# -g headings: "Chassis 1 (guid 0x...)", "Non-Chassis Nodes", a Xsigo chassis' "Hostname: ..."
+_GROUP_HEADING = re.compile(r"^(?:Chassis \d+(?: \(guid 0x[0-9a-fA-F]+\))?|Non-Chassis Nodes|Hostname: .*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +91,8 @@ class IbPort:
     remote_lid: int | None
     width: int | None  # active lanes (4 in "4xHDR")
     speed: str | None  # "HDR", "NDR", ...
+    ext_port: int | None = None  # chassis external port number (-g "[ext N]")
+    remote_ext_port: int | None = None
 
     @property
     def rate_mbps(self) -> int | None:
@@ -98,6 +113,7 @@ class IbNode:
     devid: str | None
     sysimgguid: str | None
     ports: tuple[IbPort, ...]
+    chassis: int | None = None  # -g: the chassis number the node belongs to
 
     @property
     def name(self) -> str:
@@ -147,8 +163,12 @@ def ca_device(description: str | None) -> str | None:
     return description.split(" ", 1)[1].strip() or None
 
 
-def parse(text: str, source: str = "<input>") -> IbTopology:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> IbTopology:
+    """The nodes of a topology file (plain or ``-g``). With a lenient ``problems`` a bad port line costs that
+    port only; anything else that is not the format raises."""
+    problems = problems if problems is not None else ParseProblems.strict(source)
     nodes: list[IbNode] = []
+    chassis: int | None = None
     attrs: dict[str, str] = {}
     guid: str | None = None
     header: tuple[str, str, int, str | None, int | None] | None = None
@@ -170,6 +190,7 @@ def parse(text: str, source: str = "<input>") -> IbTopology:
                     attrs.get("devid"),
                     attrs.get("sysimgguid"),
                     tuple(ports),
+                    chassis,
                 )
             )
 
@@ -177,11 +198,15 @@ def parse(text: str, source: str = "<input>") -> IbTopology:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if _GROUP_HEADING.match(line):
+            continue
         if (m := _ATTR.match(line)) is not None:
             if header is not None:
                 close()
-                header, ports, attrs, guid = None, [], {}, None
+                header, ports, attrs, guid, chassis = None, [], {}, None, None
             key, value = m.group(1), m.group(2)
+            if key == "sysimgguid" and (c := _CHASSIS_COMMENT.match(m.group(4) or "")) is not None:
+                chassis = int(c.group(1))
             if key in ("switchguid", "caguid", "rtguid"):
                 guid = value
             else:
@@ -205,7 +230,8 @@ def parse(text: str, source: str = "<input>") -> IbTopology:
         if (m := _PORT.match(line)) is not None:
             if header is None:
                 raise ParseError(source, "expected a Switch/Ca/Rt node header before a port line", line=number)
-            ports.append(_port(m, header[0]))
+            with problems.skipping(f"port [{m.group(1)}] of {header[1]}"):
+                ports.append(_port(m, source, number))
             continue
         raise ParseError(
             source,
@@ -218,8 +244,8 @@ def parse(text: str, source: str = "<input>") -> IbTopology:
     return IbTopology(tuple(nodes))
 
 
-def _port(m: re.Match[str], kind: str) -> IbPort:
-    comment = m.group(6) or ""
+def _port(m: re.Match[str], source: str, number: int) -> IbPort:
+    comment = m.group(8) or ""
     desc = _QUOTED.search(comment)
     # A CA port comment carries its own lid first ("lid 43 lmc 0 "<desc>" lid 11");
     # the remote lid follows the description.
@@ -227,16 +253,21 @@ def _port(m: re.Match[str], kind: str) -> IbPort:
     lid = _LID.search(after)
     rate = _RATE.search(comment)
     width = int(rate.group(1)) if rate else None
+    port, remote_port = int(m.group(1)), int(m.group(5))
+    if port > 255 or remote_port > 255:
+        raise ParseError(source, f"expected port numbers in 0..255, got [{port}] and [{remote_port}]", line=number)
     return IbPort(
-        port=int(m.group(1)),
-        port_guid=m.group(2),
-        remote_id=m.group(3),
-        remote_port=int(m.group(4)),
-        remote_port_guid=m.group(5),
+        port=port,
+        port_guid=m.group(3),
+        remote_id=m.group(4),
+        remote_port=remote_port,
+        remote_port_guid=m.group(7),
         remote_description=desc.group(1) if desc else None,
         remote_lid=int(lid.group(1)) if lid else None,
         width=width,
         speed=rate.group(2) if rate else None,
+        ext_port=int(m.group(2)) if m.group(2) else None,
+        remote_ext_port=int(m.group(6)) if m.group(6) else None,
     )
 
 

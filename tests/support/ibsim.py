@@ -1,0 +1,185 @@
+"""A private InfiniBand fabric for the tests: the real ``ibsim`` simulator, ``opensm`` and infiniband-diags.
+
+:func:`ibsim_fabric` writes the NETFILE into the test's temp dir and starts ``ibsim -s NETFILE`` with its own
+``IBSIM_SOCKNAME``: ibsim and the ``libumad2sim.so`` preload talk over *abstract* unix sockets named
+``<IBSIM_SOCKNAME>:ctl`` / ``:outN`` (default ``ibsim``), so a unique name per fabric keeps parallel tests apart
+and leaves nothing on disk. (``IBSIM_SERVER_NAME``/``IBSIM_SERVER_PORT`` select ibsim's TCP mode, ``-r``, which
+is not used.) ``SIM_HOST`` picks the node the tools attach to (default: the first one of the NETFILE).
+
+``IbSim.run(argv)`` runs a tool under the preload with a timeout and returns its stdout; ``sweep()`` runs
+``opensm -o`` once so LIDs are assigned (perfquery, ibqueryerrors need them); ``start_sm()`` keeps an opensm
+running (sminfo asks the live SM); ``console(cmd)`` types a command at ibsim's console (its stdin):
+``Unlink "S-leaf-r1"[2]``, ``PerformanceSet "S-leaf-r1"[2] PortCounters.SymbolErrorCounter=65535``.
+
+Missing tools: ``pytest.skip``, or ``pytest.fail`` when ``UNIFAB_REQUIRE_SERVICES=1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+__all__ = ["PRELOAD", "TOOLS", "IbSim", "ibsim_fabric", "require_tools"]
+
+PRELOAD = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+TOOLS = ("ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "perfquery", "sminfo", "ibqueryerrors", "ibswitches")
+START_TIMEOUT_S = 10.0
+TOOL_TIMEOUT_S = 30.0
+
+
+def require_tools() -> None:
+    """Skip (or fail under ``UNIFAB_REQUIRE_SERVICES=1``) unless ibsim, opensm, the diags and the preload exist."""
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if not PRELOAD.is_file():
+        missing.append(str(PRELOAD))
+    if missing:
+        reason = (
+            f"InfiniBand simulator tools missing: {', '.join(missing)} "
+            "(apt-get install ibsim-utils infiniband-diags opensm)"
+        )
+        if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"{reason} (required: UNIFAB_REQUIRE_SERVICES=1)", pytrace=False)
+        pytest.skip(reason)
+
+
+class IbSim:
+    """One running simulator. Use through :func:`ibsim_fabric`."""
+
+    def __init__(self, workdir: Path, netfile: Path, attach: str | None) -> None:
+        self.workdir = workdir
+        self.netfile = netfile
+        self.sockname = f"unifab-{os.getpid()}-{uuid.uuid4().hex[:10]}"
+        self.attach = attach
+        self.log = workdir / "ibsim.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sm: subprocess.Popen[bytes] | None = None
+        (workdir / "osm").mkdir(exist_ok=True)
+
+    # --- environment ------------------------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("IBSIM_", "SIM_"))}
+        env.update(
+            LD_PRELOAD=str(PRELOAD),
+            IBSIM_SOCKNAME=self.sockname,
+            OSM_CACHE_DIR=str(self.workdir / "osm"),
+            OSM_TMP_DIR=str(self.workdir / "osm"),
+        )
+        if self.attach:
+            env["SIM_HOST"] = self.attach
+        return env
+
+    def _log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        env["IBSIM_SOCKNAME"] = self.sockname
+        argv = ["ibsim", "-s", str(self.netfile)]
+        if shutil.which("stdbuf"):  # the console prompt and replies, unbuffered, so console() can see them
+            argv = ["stdbuf", "-o0", "-e0", *argv]
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while "Network simulator ready" not in self._log_tail():
+            if self.proc.poll() is not None:
+                pytest.fail(f"ibsim exited with {self.proc.returncode}:\n{self._log_tail()}", pytrace=False)
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"ibsim not ready in {START_TIMEOUT_S} s:\n{self._log_tail()}", pytrace=False)
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.sm is not None:
+            _stop(self.sm)
+            self.sm = None
+        if self.proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(b"Quit\n")
+                self.proc.stdin.close()
+            _stop(self.proc)
+            self.proc = None
+
+    # --- tools ------------------------------------------------------------------------------------------------
+    def run(self, argv: list[str], timeout: float = TOOL_TIMEOUT_S, ok: tuple[int, ...] = (0,)) -> str:
+        """``argv`` under the preload; its stdout. A timeout or an exit code outside ``ok`` fails the test."""
+        try:
+            done = subprocess.run(
+                argv, check=False, env=self.env(), capture_output=True, timeout=timeout, cwd=self.workdir
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(argv)} did not finish in {timeout} s", pytrace=False)
+        if done.returncode not in ok:
+            pytest.fail(
+                f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode(errors='replace')[-2000:]}",
+                pytrace=False,
+            )
+        return done.stdout.decode()
+
+    def sweep(self) -> None:
+        """One opensm sweep (``-o``): LIDs assigned, ports Active."""
+        self.run(["opensm", "-o", "-f", str(self.workdir / "osm" / "opensm-once.log")], timeout=60)
+
+    def start_sm(self) -> None:
+        """A running opensm (sminfo needs a live SM); stopped with the fabric."""
+        log = self.workdir / "osm" / "opensm.log"
+        with (self.workdir / "osm" / "opensm.out").open("wb") as out:
+            self.sm = subprocess.Popen(["opensm", "-f", str(log)], env=self.env(), stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            done = subprocess.run(
+                ["sminfo"], check=False, env=self.env(), capture_output=True, timeout=10, cwd=self.workdir
+            )
+            if done.returncode == 0 and b"SMINFO_MASTER" in done.stdout:
+                return
+            if self.sm.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"opensm did not become master: {log.read_text(errors='replace')[-2000:]}", pytrace=False)
+            time.sleep(0.2)
+
+    def console(self, command: str) -> None:
+        """Type ``command`` at ibsim's console and wait until ibsim has read it (its next ``sim>`` prompt)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        size = self.log.stat().st_size
+        self.proc.stdin.write(command.encode() + b"\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            text = self.log.read_bytes()[size:].decode(errors="replace")
+            if "sim> " in text:
+                return
+            time.sleep(0.02)
+        pytest.fail(f"ibsim did not take {command!r}:\n{self._log_tail()}", pytrace=False)
+
+
+def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 5) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def ibsim_fabric(workdir: Path, netfile_text: str, attach: str | None = None) -> Iterator[IbSim]:
+    """A running ibsim over ``netfile_text`` (written to ``workdir/fabric.net``), stopped on exit."""
+    require_tools()
+    workdir.mkdir(parents=True, exist_ok=True)
+    netfile = workdir / "fabric.net"
+    netfile.write_text(netfile_text)
+    sim = IbSim(workdir, netfile, attach)
+    sim.start()
+    try:
+        yield sim
+    finally:
+        sim.stop()
