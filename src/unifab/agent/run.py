@@ -207,7 +207,9 @@ class Controller:
         except httpx.HTTPError as exc:  # the connection broke after the request went out
             return Outcome("in_doubt", f"{url}: {type(exc).__name__}: {exc}")
         status = response.status_code
-        detail = _detail(response)
+        from unifab.serve.client import response_detail
+
+        detail = response_detail(response)
         if status in (200, 201, 202):
             try:
                 doc = response.json()
@@ -223,16 +225,6 @@ class Controller:
         if status >= 500:
             return Outcome("in_doubt", f"{url}: the controller failed ({status}): {detail}", status)
         return Outcome("failed", f"{url}: unexpected answer ({status}): {detail}", status)
-
-
-def _detail(response: Any) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return str(response.text[:200]).strip() or "no detail"
-    if isinstance(body, dict) and "detail" in body:
-        return str(body["detail"])[:300]
-    return str(body)[:200]
 
 
 @dataclass(slots=True)

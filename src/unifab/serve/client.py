@@ -17,7 +17,7 @@ from typing import Any
 
 from unifab.serve.ingest import pack_directory
 
-__all__ = ["TOKEN_ENV", "PushError", "push", "push_directory", "read_token", "snapshots_url"]
+__all__ = ["TOKEN_ENV", "PushError", "push", "push_directory", "read_token", "response_detail", "snapshots_url"]
 
 TOKEN_ENV = "UNIFAB_TOKEN"
 _WHY = {
@@ -78,7 +78,7 @@ def push(
     if response.status_code in (200, 201, 202):
         doc: dict[str, Any] = response.json()
         return doc
-    detail = _detail(response)
+    detail = response_detail(response)
     why = _WHY.get(response.status_code, "the server refused the upload")
     if response.status_code >= 500:
         why = "the server failed"
@@ -90,7 +90,8 @@ def push_directory(url: str, bundle: Path, token: str, parts: list[str] | None =
     return push(url, pack_directory(bundle, parts), token)
 
 
-def _detail(response: Any) -> str:
+def response_detail(response: Any) -> str:
+    """The one line a server's error answer says (its ``detail``), cut short; what a push prints."""
     try:
         body = response.json()
     except ValueError:
