@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("parse",),
     ("render",),
     ("checks",),
-    ("intent_presets",),
+    ("intent_presets", "intent_health"),
     ("intent",),
     ("sources",),
     ("collect",),

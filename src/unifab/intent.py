@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from unifab.errors import IntentError, YamlError, compose_yaml, construct_yaml
+from unifab.intent_health import HealthSpec
 from unifab.intent_presets import PRESETS
 from unifab.model import VersionRule
 from unifab.profile import EcnQueue, EtsWeight, QosProfile, WatchdogProfile
@@ -232,11 +233,12 @@ class FleetGroupSpec(_Spec):
     nic_driver: VersionPatterns | None = None
     gpu_driver: VersionPatterns | None = None
     cuda: VersionPatterns | None = None
+    nccl: VersionPatterns | None = None
     switch_os: VersionPatterns | None = None
     transceiver_part: VersionPatterns | None = None
     transceiver_revision: VersionPatterns | None = None
 
-    @field_validator(*("nic_firmware", "nic_driver", "gpu_driver", "cuda", "switch_os"))
+    @field_validator(*("nic_firmware", "nic_driver", "gpu_driver", "cuda", "nccl", "switch_os"))
     @classmethod
     def _versions(cls, value: VersionPatterns | None) -> VersionPatterns | None:
         return _checked_patterns(value)
@@ -268,6 +270,7 @@ FLEET_FIELDS = (
     "nic_driver",
     "gpu_driver",
     "cuda",
+    "nccl",
     "switch_os",
     "transceiver_part",
     "transceiver_revision",
@@ -286,6 +289,7 @@ class IntentSpec(_Spec):
     qos: QosSpec = QosSpec()
     overrides: list[OverrideSpec] = []
     fleet: FleetSpec | None = None
+    health: HealthSpec | None = None  # detector thresholds (unifab.intent_health)
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +392,8 @@ def parse_intent(text: str, source: str = "fabric.yaml") -> Intent:
         raise IntentError(source, sorted(messages, key=lambda m: _line_of(source, m))) from None
     problems: list[str] = []
     base = merge(PRESETS[spec.preset] if spec.preset else {}, _dump(spec.qos))
-    has_qos = not (spec.fleet is not None and spec.preset is None and "qos" not in raw and not spec.overrides)
+    only_other_sections = spec.fleet is not None or spec.health is not None
+    has_qos = not (only_other_sections and spec.preset is None and "qos" not in raw and not spec.overrides)
     base_problems = _problems(base) if has_qos else []
     problems += [_where(source, lines, ("qos", *path), msg) for path, msg in base_problems]
     for i, ov in enumerate(spec.overrides):

@@ -77,7 +77,7 @@ STAGING_DIR = ".unifab-staging"  # unifab collect: devices being written, rename
 TELEMETRY_DIR = "telemetry"  # <device>.om: OpenMetrics counter samples with timestamps (docs/health.md)
 TELEMETRY_SUFFIX = ".om"
 KERNEL_LOG_DIR = "telemetry/kernel"  # <host>.log: `journalctl -k -o short-iso` (Xid events with wall-clock times)
-NCCL_LOG_DIR = "telemetry/nccl"  # <job or rank>.log: NCCL_DEBUG=INFO|WARN output (completion errors)
+NCCL_LOG_DIR = "telemetry/nccl"  # <job or rank>.log: NCCL_DEBUG=INFO|WARN output (completion errors, NCCL version)
 LOG_SUFFIX = ".log"
 BUNDLE_DIRS = (HOSTS, SWITCHES, PLAN_DIR, IB_DIR)  # a bundle has at least one of these
 WATCHED = (HOSTS, SWITCHES, PLAN_DIR, SCHEDULER, IB_DIR, INTENT)  # what a change to means a re-check

@@ -261,6 +261,8 @@ class IbFabric:
     sm_collected: bool = False
     intent_sl: int | None = None  # fabric.yaml qos.nccl.sl: the SL jobs must use (None: the jobs' majority)
     files: tuple[str, ...] = ()  # the ib/ files read
+    # plan/ibnetdiscover.txt: link id -> (width, speed) the plan gives the cable ("4X", "NDR")
+    planned_rates: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +297,10 @@ class Nic:
     global_pause: tuple[bool, bool] | None = None  # 802.3x (rx, tx) from ethtool -a; None when not collected
     max_mtu: int | None = None  # the netdev's max_mtu (`ip -d link` maxmtu); None when not collected
     ib: IbPort | None = None  # an InfiniBand HCA port's GUIDs, LID, width/speed, states and PMA counters
+    # `ip -d link` of the netdev: the operstate word (UP, DOWN, LOWERLAYERDOWN, UNKNOWN...) and carrier (LOWER_UP;
+    # False on NO-CARRIER); None when not collected or the output does not say
+    operstate: str | None = None
+    carrier: bool | None = None
 
     @property
     def id(self) -> str:
@@ -346,6 +352,9 @@ class Host:
     acs_redirect: dict[str, tuple[str, ...]] | None = None
     pci_parents: dict[str, str] = field(default_factory=dict)  # PCI function BDF -> its upstream bridge (lspci)
     kernel_modules: frozenset[str] | None = None  # loaded modules (lsmod, /proc/modules); None: not collected
+    # (log, NCCL release) its processes printed in telemetry/nccl/<log> ("NCCL version 2.21.5+cuda12.4")
+    nccl_versions: tuple[tuple[str, str], ...] = ()
+    nvlink_domain: str | None = None  # "<ClusterUUID>.<CliqueId>" its GPUs report (nvidia-smi -q Fabric; GB200-class)
 
     @property
     def id(self) -> str:

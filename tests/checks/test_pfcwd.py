@@ -171,7 +171,8 @@ def test_eos_no_drop_watchdog_is_fixed_to_drop(samples: Path) -> None:
     assert port.qos is not None and port.qos.pfcwd is not None and port.qos.pfcwd.action == "forward"
     verdict = _verdict(_ctx(switch), switch, "Ethernet2/5/1")
     assert verdict is not None and verdict.problems == ["action forward does not break a storm"]
-    assert verdict.commands[:3] == (
+    assert verdict.commands[:4] == (
+        "configure",
         "interface Ethernet2/5/1",
         "priority-flow-control pause watchdog",
         "priority-flow-control pause watchdog port action drop",

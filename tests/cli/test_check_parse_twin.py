@@ -73,7 +73,8 @@ def test_check_json_and_exit_codes(twin_bundle: Path) -> None:
     kinds = {f["subject"]["kind"] for f in doc["findings"]}
     # a lossy DSCP map is one finding about its switch, a GPU seated away from its NIC one about its host,
     # a downgraded PCIe link one about its NIC or GPU
-    assert kinds == {"link", "switch", "job", "host", "nic", "gpu"}
+    assert kinds == {m["subject"]["kind"] for m in truth["misconfigurations"]}
+    assert kinds >= {"link", "switch", "job", "host", "nic"}  # a downgraded PCIe link may be a NIC's or a GPU's
     assert doc["summary"]["findings"] == len(doc["findings"])
     never = runner.invoke(app, ["check", str(twin_bundle), "--format", "json", "--fail-on", "never"])
     assert never.exit_code == 0

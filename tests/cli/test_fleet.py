@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 
 from unifab.cli import app
 from unifab.twin.generate import generate
-from unifab.twin.version_files import write_version_files
+from unifab.twin.version_files import nccl_log, write_version_files
 
 runner = CliRunner()
 
@@ -59,3 +60,29 @@ def test_not_a_bundle_is_exit_2(tmp_path: Path) -> None:
 def test_help_has_an_example() -> None:
     result = runner.invoke(app, ["fleet", "versions", "--help"])
     assert result.exit_code == 0 and "Example: unifab fleet versions" in result.stdout
+
+
+def test_nccl_of_a_job_log_is_a_group(bundle: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "b"
+    shutil.copytree(bundle, copy)
+    log = nccl_log(["gpu001", "gpu002", "gpu003", "gpu004"]).replace(
+        "gpu004:41051:41051 [0] NCCL INFO NCCL version 2.21.5", "gpu004:41051:41051 [0] NCCL INFO NCCL version 2.20.3"
+    )
+    (copy / "telemetry" / "nccl").mkdir(parents=True)
+    (copy / "telemetry" / "nccl" / "1001.log").write_text(log)
+    result = runner.invoke(app, ["fleet", "versions", str(copy), "--format", "json", "--quiet"])
+    assert result.exit_code == 0, result.output
+    (group,) = [g for g in json.loads(result.stdout)["groups"] if g["field"] == "nccl"]
+    assert (group["title"], group["check"], group["group"], group["uniform"], group["majority"]) == (
+        "NCCL version",
+        "FLEET-DRIVER",
+        "telemetry/nccl/1001.log",
+        False,
+        "2.21.5",
+    )
+    assert [(v["version"], v["names"]) for v in group["versions"]] == [
+        ("2.20.3", ["gpu004"]),
+        ("2.21.5", ["gpu001", "gpu002", "gpu003"]),
+    ]
+    table = runner.invoke(app, ["fleet", "versions", str(copy), "--quiet"])
+    assert "NCCL version" in table.stdout and "2.20.3" in table.stdout

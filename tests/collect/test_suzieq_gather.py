@@ -306,5 +306,5 @@ def test_a_junos_mtu_change_is_found_and_fixed_in_junos(bundle: Path) -> None:
     [finding] = [f for f in run_checks(fabric) if f.check in {"LINK-SPEED", "QOS-MTU"}]
     assert finding.entities == ("link:dcedge01:xe-0/0/0--exit01:Ethernet4",)
     assert [(x.device, x.commands) for x in finding.fix] == [
-        (JUNOS_HOST, ("set interfaces xe-0/0/0 mtu 1514", "commit and-quit"))
+        (JUNOS_HOST, ("configure", "set interfaces xe-0/0/0 mtu 1514", "commit and-quit"))
     ]

@@ -10,6 +10,7 @@ import pytest
 from unifab.health.detect import GPU_XID, NCCL_ERROR, OPTICS, Thresholds
 from unifab.health.detect_events import gpu_xid, nccl_errors, optics
 from unifab.health.events import ModuleRecord, NcclRecord, XidRecord, wall_time
+from unifab.health.localize import localize
 from unifab.model import Endpoint, Fabric, Gid, Gpu, Host, Link, Nic, Port
 from unifab.parse.host import ethtool_module, nccl_debug, xid
 
@@ -143,3 +144,44 @@ def test_a_dead_peer_process_and_a_single_pair_do_not_blame_the_network(fabric: 
 def test_errors_whose_gids_the_bundle_does_not_know_are_not_placed(fabric: Fabric) -> None:
     lines = [warn("gpu001", "10.9.9.1", "10.9.9.2"), warn("gpu002", "10.9.9.2", "10.9.9.1")]
     assert nccl_errors(nccl(lines), gid_fabric(fabric), Thresholds(nccl_peers=1), 0.0) == []
+
+
+def three_leaf_fabric() -> Fabric:
+    """Four hosts x three rails (a leaf per rail), every NIC with a RoCE GID 10.0.<host>.<rail + 1>."""
+    from tests.health.test_baselines import leaf_fabric
+
+    return gid_fabric(leaf_fabric(hosts=4, leaves=3))
+
+
+def test_pairs_across_leaves_sharing_only_one_leaf_blame_its_uplinks() -> None:
+    f = three_leaf_fabric()
+    lines = [  # three of leaf0's NICs (rail 0) fail towards NICs on leaf1 and leaf2, each pair once
+        warn("gpu001", "10.0.1.1", "10.0.2.2", "2026-11-30 03:00:10"),
+        warn("gpu003", "10.0.3.1", "10.0.4.3", "2026-11-30 03:00:20"),
+        warn("gpu002", "10.0.2.1", "10.0.3.2", "2026-11-30 03:00:30"),
+    ]
+    [symptom] = nccl_errors(nccl(lines), f, Thresholds(), 0.0)
+    assert (symptom.detector, symptom.entity, symptom.intervals) == (NCCL_ERROR, "switch:leaf0", 3)
+    assert symptom.start == wall_time("2026-11-30 03:00:10")
+    assert "share only leaf0 and its uplinks" in symptom.notes[0]
+    [incident] = localize(f, [symptom])
+    assert (incident.kind, incident.root) == ("switch", "switch:leaf0")
+    assert any("which uplink" in n for n in incident.not_explained)
+
+
+def test_pairs_across_leaves_need_several_near_nics_and_far_leaves() -> None:
+    f = three_leaf_fabric()
+    dead = [  # one NIC of leaf0 that every peer reports (a dead process): no ECMP blame
+        warn("gpu002", "10.0.2.2", "10.0.1.1"),
+        warn("gpu003", "10.0.3.3", "10.0.1.1"),
+        warn("gpu004", "10.0.4.2", "10.0.1.1"),
+    ]
+    assert nccl_errors(nccl(dead), f, Thresholds(), 0.0) == []
+    two_leaves = [  # every pair between leaf0 and leaf1: both leaves are common, nothing to tell them apart
+        warn("gpu001", "10.0.1.1", "10.0.2.2"),
+        warn("gpu003", "10.0.3.1", "10.0.4.2"),
+        warn("gpu002", "10.0.2.1", "10.0.3.2"),
+    ]
+    assert nccl_errors(nccl(two_leaves), f, Thresholds(), 0.0) == []
+    two_pairs = [warn("gpu001", "10.0.1.1", "10.0.2.2"), warn("gpu003", "10.0.3.1", "10.0.4.3")]
+    assert nccl_errors(nccl(two_pairs), f, Thresholds(), 0.0) == []

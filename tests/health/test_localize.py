@@ -17,6 +17,7 @@ from unifab.health.detect import (
 )
 from unifab.health.localize import localize
 from unifab.model import Endpoint, Fabric, Finding, Severity
+from unifab.render.switch_cli import finish
 
 
 def sym(detector: str, node: str, port: str, start: float = 100.0) -> Symptom:
@@ -67,7 +68,9 @@ def test_a_spine_port_flapping_is_shut_in_eos(fabric: Fabric) -> None:
     assert incident.root == "port:spine1:Ethernet2/1" and incident.jobs == ()
     [shut] = incident.actions
     assert shut.device == "spine1"
-    assert shut.commands == ("interface Ethernet2/1", "shutdown", "end", "write memory")
+    # EOS's own session around the two commands (render.switch_cli.finish owns its framing)
+    assert shut.commands == finish("eos", ("interface Ethernet2/1", "shutdown"))
+    assert shut.commands[shut.commands.index("interface Ethernet2/1") + 1] == "shutdown"
 
 
 def test_every_link_of_a_switch_is_the_switch(fabric: Fabric) -> None:

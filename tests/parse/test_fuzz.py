@@ -18,6 +18,7 @@ from unifab.parse.registry import FORMATS
 
 SEEDS: dict[str, tuple[str, ...]] = {
     "mlnx-qos": ("host/mlnx_qos_os_dcbx_tsa_vendor_cx4.txt", "host/mlnx_qos_os_dcbx_husky_partial.txt"),
+    "sonic-interfaces-status": ("switch/sonic/sonic_show_interfaces_status_intfutil_mock.txt",),
     "sysfs-ecn": (),  # tree format: seeded with a flattened tree below
     "traffic-class": (),
     "ibdev2netdev": ("host/ibdev2netdev_cx4lx.txt",),
@@ -48,6 +49,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "ibqueryerrors": ("ib/ibqueryerrors_sim_rail_faulty.txt",),
     "sminfo": ("ib/sminfo_sim.txt",),
     "ibstat": ("ib/ibstat_sim_ARTIFACTS.txt",),
+    "saquery": ("ib/saquery_nr_sim.txt",),
     "eos-cli": (
         "switch/eos/ntc_arista_eos_show_interfaces.raw",
         "switch/eos/ntc_arista_eos_show_interfaces_status.raw",
@@ -235,6 +237,7 @@ LINE_ALWAYS = frozenset(
         "nvidia-smi-q",
         "nvidia-smi-topo",
         "nvlink-status",
+        "sonic-interfaces-status",
         "xid",
     }
 )

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from unifab.errors import ParseError
+from unifab.collect.problems import takes_problems
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.registry import FORMATS
 from unifab.parse.switch.eos_cli_text import STATUS_STATE, expand_ifname, speed_column_to_mbps
 
@@ -63,6 +64,8 @@ MAPPED: dict[str, str] = {
     "samples/ib/ibswitches_sim*.txt": "ibnodes",
     "samples/ib/ibhosts_sim*.txt": "ibnodes",
     "samples/ib/ibstat_sim*.txt": "ibstat",
+    "samples/ib/ibstatus_*.txt": "ibstat",
+    "samples/ib/saquery_*.txt": "saquery",
     "samples/scheduler/slurm_scontrol_show_job_*.txt": "slurm-jobs",
     "samples/scheduler/slurm_squeue*": "slurm-jobs",
     "samples/scheduler/slurmrestd_*_job_*.json": "slurm-jobs",
@@ -80,6 +83,7 @@ MAPPED: dict[str, str] = {
     "samples/switch/eos/eos_show_version_text_*.txt": "eos-version",
     "samples/switch/nvue/nvue_nv_show_system_*.txt": "nvue-system",
     "samples/switch/sonic/sonic_show_version_*.txt": "sonic-version",
+    "samples/switch/sonic/sonic_show_interfaces_status_*.txt": "sonic-interfaces-status",
     "samples/switch/junos/*lldp_neighbors*": "junos-lldp",
     "samples/switch/junos/*show_interface*": "junos-interfaces",
     "samples/switch/nvue/*_net_show_lldp_json.json": "cumulus-lldp",
@@ -206,6 +210,19 @@ def test_mapped_file_parses(rel: str) -> None:
         record = _parse(rel, fmt)
         if isinstance(record, (tuple, list, dict)):
             assert record, f"{rel} as {fmt} read nothing"
+
+
+@pytest.mark.parametrize("rel", [rel for rel in FILES if _mapped(rel)])
+def test_mapped_file_reads_whole(rel: str) -> None:
+    """Read leniently (parsers that skip bad rows, docs/parsers.md), a capture of the corpus skips nothing: the
+    partial reading never hides a row that the corpus has and unifab misreads."""
+    for fmt in _mapped(rel):
+        parser = FORMATS[fmt].parser()
+        if not takes_problems(parser):
+            continue
+        log = ParseProblems(rel)
+        parser((DATA / rel).read_text(encoding="utf-8"), rel, log)  # type: ignore[call-arg]
+        assert log.problems == [], [str(p) for p in log.problems]
 
 
 @pytest.mark.parametrize("tree", sorted(TREES))

@@ -179,6 +179,7 @@ NIC_SCENARIOS = (
     "trust-pcp",
     "tc-override",
     "dcqcn-off",
+    "bnxt-dcqcn-off",
     "cable-len",
     "global-pause",
     "mtu-mismatch",
@@ -235,7 +236,10 @@ def test_every_nic_side_fix_speaks_the_nics_language(twins: dict[str, Path], var
     expected["mixed"] = {"bnxt", "mlx5_upstream", "mlnx_ofed"}
     assert dialects == expected[variant]
     checks = {f.check for f, _, _ in fixes}
-    assert {"QOS-PFC-MISMATCH", "QOS-TRUST", "QOS-GLOBAL-PAUSE", "QOS-MTU"} <= checks
+    # every check a scenario broke the NIC side of has its NIC-side fix (the seed picks the side of some)
+    truth = json.loads((twins[variant] / "truth.json").read_text())["misconfigurations"]
+    nic_side = {m["check"] for m in truth if m["side"] in ("nic", "both")}
+    assert {"QOS-GLOBAL-PAUSE", "QOS-PFC-LOSSY-ROCE"} <= nic_side <= checks
     for _, nic, commands in fixes:
         _uses_own_tools(nic, commands)
     if variant == "bnxt":
@@ -406,7 +410,7 @@ def _apply(tmp: Path, bundle: Path, fixes: list[tuple[Finding, Nic, tuple[str, .
     return [*calls, f"bnxt_re apply x{applied}"] if applied else calls
 
 
-@pytest.mark.parametrize("variant", ["bnxt", "upstream", "mixed"])
+@pytest.mark.parametrize("variant", ["ofed", "bnxt", "upstream", "mixed"])
 def test_applied_fixes_clear_the_nic_side_findings(twins: dict[str, Path], variant: str, tmp_path: Path) -> None:
     """Apply, re-read, re-check, as an operator would: a fix may uncover the next one (PFC turned on
     makes the NIC's receive buffer matter), so up to three rounds; after them no NIC needs a fix."""
@@ -425,6 +429,7 @@ def test_applied_fixes_clear_the_nic_side_findings(twins: dict[str, Path], varia
     assert all(fabric.hosts[h].nics[n].qos is not None for h, n in fixed), "a fixed NIC no longer reads back"
     assert _nic_fixes(fabric, after) == [], "a NIC still needs a fix after its fixes ran"
     tools = {
+        "ofed": ("mlnx_qos ",),
         "bnxt": ("niccli ", "bnxt_re apply"),
         "upstream": ("dcb app ", "dcb pfc ", "ip link "),
         "mixed": ("niccli ", "dcb ", "mlnx_qos "),
@@ -439,3 +444,44 @@ def test_applied_fixes_clear_the_nic_side_findings(twins: dict[str, Path], varia
     assert nic_only, "the twin has no finding that only a NIC fix resolves"
     assert not nic_only & {(f.check, f.entities) for f in after}
     assert {f.check for f in after} <= {f.check for f in before}, "a fix left a new kind of finding behind"
+
+
+@pytest.mark.parametrize(("seed", "off"), [(4, "ecn_enable"), (9, "ecn_marking")])
+def test_bnxt_dcqcn_fix_clears_it_and_leaves_the_nics_as_a_clean_twins(tmp_path: Path, seed: int, off: str) -> None:
+    """bnxt-dcqcn-off (bnxt_re ``ecn_enable`` or ``ecn_marking`` 0, device-wide): the fix writes ecn_marking,
+    ecn_enable and cc_mode (as bnxt_setupcc.sh) then ``apply``; re-read, the findings are gone, nothing else is
+    reported, and every NIC of the fabric reads back as the same twin without the scenario does."""
+    bundle, clean = tmp_path / "b", tmp_path / "clean"
+    result = generate(bundle, gpus=128, seed=seed, scenarios=("bnxt-dcqcn-off",), nic_vendor="bnxt")
+    generate(clean, gpus=128, seed=seed, nic_vendor="bnxt")
+    assert {m["detail"].split()[1] for m in result.truth["misconfigurations"]} == {f"cc/{off}"}  # this seed's
+    fabric = load_bundle(bundle)
+    before = run_checks(fabric)
+    assert {f.check for f in before} == {"QOS-DCQCN-OFF"}
+    fixes = _nic_fixes(fabric, before)
+    written = {c.split(" > ")[-1].rsplit("/", 1)[-1] for _, _, cs in fixes for c in cs if " > " in c}
+    assert {"ecn_marking", "ecn_enable", "cc_mode", "apply"} <= written
+    calls = _apply(tmp_path / "fix", bundle, fixes)
+    assert calls == [f"bnxt_re apply x{len(fixes)}"]  # configfs writes only: no niccli change, no link flap
+    after = load_bundle(bundle)
+    assert run_checks(after) == []
+    want = load_bundle(clean)
+
+    def nics(f: Fabric) -> dict[str, object]:
+        return {nic.id: nic.qos for host in f.hosts.values() for nic in host.nics.values()}
+
+    assert nics(after) == nics(want)
+
+
+def test_bnxt_cc_mode_0_is_dcqcn_d_not_off(tmp_path: Path) -> None:
+    """bnxt_re ``cc_mode`` 0 is DCQCN-D, a DCQCN variant: a Thor NIC on it, CC and ECT marking on, is not off."""
+    bundle = tmp_path / "b"
+    generate(bundle, gpus=64, seed=1, nic_vendor="bnxt")
+    [cc_mode] = sorted(bundle.glob("hosts/*/sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/cc_mode"))[:1]
+    assert cc_mode.read_text().strip() == "0x1"
+    cc_mode.write_text("0\n")
+    fabric = load_bundle(bundle)
+    host = cc_mode.relative_to(bundle / "hosts").parts[0]
+    nic = next(n for n in fabric.hosts[host].nics.values() if n.rdma_dev == "bnxt_re0")
+    assert nic.qos is not None and nic.qos.ecn_np_enabled == frozenset(range(8))
+    assert run_checks(fabric) == []

@@ -78,8 +78,12 @@ def test_nvue_creates_a_profile_with_the_ports_whole_content_when_none_fits() ->
 
 def test_save_steps_close_each_group_once() -> None:
     eos = for_os("eos", "leaf1")
-    assert eos.port_mtu("Ethernet1", 9000) == ("interface Ethernet1", "mtu 9000", "end", "write memory")
-    assert eos.port_mtu("Ethernet1", 9216)[0] == f"! EOS interface MTU tops out at {EOS_MAX_MTU} (asked 9216)"
+    assert eos.port_mtu("Ethernet1", 9000) == ("configure", "interface Ethernet1", "mtu 9000", "end", "write memory")
+    assert eos.port_mtu("Ethernet1", 9216)[:2] == (
+        "configure",
+        f"! EOS interface MTU tops out at {EOS_MAX_MTU} (asked 9216)",
+    )
+    assert finish("eos", eos.port_mtu("Ethernet1", 9000)) == eos.port_mtu("Ethernet1", 9000)  # configure once
     assert eos.port_mtu("Ethernet1", 9216)[-3:] == (f"mtu {EOS_MAX_MTU}", "end", "write memory")
     assert eos.cable_length("Ethernet1", 3)[-1].startswith("! EOS sizes")  # nothing to save
     assert eos.lldp_neighbors("leaf1", "Ethernet1") == ("show lldp neighbors Ethernet1 detail",)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from fake_eos import FakeEos
 
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
@@ -33,6 +34,7 @@ SCENARIOS = (
     "mtu-mismatch",
     "dscp-lossy",
     "spine-dscp-lossy",
+    "ecn-colour",
     "ecn-thresh",
     "pfc-lossy",
     "uplink-mtu",
@@ -41,6 +43,8 @@ SCENARIOS = (
     "uplink-trust",
     "uplink-cnp",
     "uplink-pfcwd",
+    "headroom-short",
+    "uplink-headroom",
 )
 SEED = 13  # every per-link scenario breaks the switch end on this seed (pfc-mismatch, trust, cable, MTU)
 
@@ -180,6 +184,11 @@ def _apply(bundle: Path, fabric: Fabric, findings: list[Finding]) -> dict[str, A
                     fix.device, FakeNv(bundle / "switches" / fix.device / "nvue" / "config.yaml")
                 )
                 assert fix.commands[-2:] == ("nv config apply -y", "nv config save"), fix.commands
+            elif switch.os == "eos":
+                fake = fakes.setdefault(
+                    fix.device, FakeEos(bundle / "switches" / fix.device / "eos" / "running-config.txt")
+                )
+                assert fix.commands[0] == "configure" and fix.commands[-2:] == ("end", "write memory"), fix.commands
             else:
                 assert switch.os == "sonic"
                 fake = fakes.setdefault(
@@ -195,14 +204,13 @@ def _ports(fabric: Fabric) -> dict[str, Any]:
     return {p.id: p for s in fabric.switches.values() for p in s.ports.values()}
 
 
-@pytest.mark.parametrize("switch_os", ["nvue", "sonic", "mixed"])
+@pytest.mark.parametrize("switch_os", ["nvue", "sonic", "eos", "mixed"])
 def test_applied_switch_fixes_clear_their_findings_and_change_nothing_else(switch_os: str, tmp_path: Path) -> None:
     bundle = tmp_path / "b"
     generate(bundle, gpus=64, seed=SEED, scenarios=SCENARIOS, switch_os=switch_os)
     fabric = load_bundle(bundle)
     before = run_checks(fabric)
-    fixable = [f for f in _switch_only(fabric, before) if any(fabric.switches[x.device].os != "eos" for x in f.fix)]
-    fixable = [f for f in fixable if all(fabric.switches[x.device].os in ("nvue", "sonic") for x in f.fix)]
+    fixable = _switch_only(fabric, before)
     if switch_os == "nvue":  # the four kinds the NVUE fixes used to leave untouched, and the rest
         assert {"QOS-PFC-MISMATCH", "QOS-ECN-OFF", "QOS-TRUST", "QOS-CABLE-LEN"} <= {f.check for f in fixable}
     assert fixable
@@ -210,6 +218,8 @@ def test_applied_switch_fixes_clear_their_findings_and_change_nothing_else(switc
     for name, fake in fakes.items():
         if isinstance(fake, FakeNv):
             assert fake.pending is None and fake.applied >= 1 and fake.saved == fake.applied, name
+        elif isinstance(fake, FakeEos):
+            assert fake.mode is None and fake.saved >= 1, name
         else:
             assert fake.saved >= 1, name
     after_fabric = load_bundle(bundle)
@@ -245,3 +255,59 @@ def test_nvue_fixes_bind_the_ports_own_profiles(tmp_path: Path) -> None:
     assert commands("QOS-TRUST")[0].endswith("qos mapping profile ROCE")
     assert commands("QOS-CABLE-LEN")[-3].endswith("qos pfc profile unifab-pfc-3-3m")
     assert not any("default-global" in c for f in findings for x in f.fix for c in x.commands)
+
+
+@pytest.mark.parametrize(
+    ("switch_os", "seed", "mode"),
+    [("sonic", SEED, "ecn_red"), ("mixed", 3, "ecn_yellow_red"), ("sonic", 2, "ecn_yellow")],
+)
+def test_colour_fix_marks_green_again_and_leaves_the_fabric_as_its_intent(
+    switch_os: str, seed: int, mode: str, tmp_path: Path
+) -> None:
+    """ecn-colour: a SONiC spine's RoCE WRED profile marks yellow and/or red only (and WRED-drops green). The
+    QOS-ECN-COLOR and QOS-WRED-DROP fixes (the profile's ``ecn`` to ecn_all, then config save) clear both, and
+    every device then reads back as the same twin without the scenario: nothing else changed."""
+    bundle, clean = tmp_path / "b", tmp_path / "clean"
+    result = generate(bundle, gpus=64, seed=seed, scenarios=("ecn-colour",), switch_os=switch_os)
+    generate(clean, gpus=64, seed=seed, switch_os=switch_os)
+    [spine] = {m["device"] for m in result.truth["misconfigurations"]}
+    fabric = load_bundle(bundle)
+    before = run_checks(fabric)
+    assert {f.check for f in before} == {"QOS-ECN-COLOR", "QOS-WRED-DROP"}
+    assert {f.evidence["b"]["ecn_mode"] for f in before} == {mode}  # each seed's mode
+    assert all(x.device == spine for f in before for x in f.fix)
+    fakes = _apply(bundle, fabric, before)
+    assert list(fakes) == [spine] and fakes[spine].saved == len(before)
+    after = load_bundle(bundle)
+    assert run_checks(after) == []
+    assert _ports(after) == _ports(load_bundle(clean))
+    path = Path("switches", spine, "sonic", "config_db.json")
+    assert json.loads((bundle / path).read_text()) == json.loads((clean / path).read_text())
+
+
+def test_the_fake_eos_keeps_what_it_was_not_told_and_wants_configure_mode(tmp_path: Path) -> None:
+    """The fake's own guarantees: a running-config read and written back unchanged parses the same; a line
+    pasted without ``configure`` or a line it does not know fails; ``qos map dscp`` moves one code point."""
+    from unifab.parse.switch import eos_config
+
+    bundle = tmp_path / "b"
+    generate(bundle, gpus=64, seed=1, switch_os="eos")
+    path = next((bundle / "switches").glob("leaf-*/eos/running-config.txt"))
+    original = eos_config.parse(path.read_text())
+    fake = FakeEos(path)
+    for line in ("configure", "end", "write memory"):
+        fake.run(line)
+    assert eos_config.parse(path.read_text()) == original
+    with pytest.raises(AssertionError, match="outside configuration mode"):
+        fake.run("interface Ethernet0")
+    fake.run("configure")
+    with pytest.raises(AssertionError, match="not a configuration line"):
+        fake.run("interface Ethernet0")
+        fake.run("spanning-tree portfast")
+    for line in ("qos map dscp 26 to traffic-class 5", "end", "write memory"):
+        fake.run(line)
+    moved = eos_config.parse(path.read_text())
+    assert moved.qos_maps.dscp_to_tc[26] == 5
+    assert {d: t for d, t in moved.qos_maps.dscp_to_tc.items() if d != 26} == {
+        d: t for d, t in original.qos_maps.dscp_to_tc.items() if d != 26
+    }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,7 @@ def test_rail_swap_is_exported_as_cabled(tmp_path: Path) -> None:
     with (out / "plan" / "cabling.csv").open(encoding="utf-8") as fh:
         planned = {row["a_port"]: row["z_node"] for row in csv.DictReader(fh) if row["a_node"] == host}
     seen = {row["netdev"]: row["leaf"] for row in rails[host]}
+    assert {row["fabric"] for row in rails[host]} == {"roce"}
     assert seen[nic_a] == planned[nic_b] and seen[nic_b] == planned[nic_a]  # the map follows the wire
     assert {k: v for k, v in seen.items() if k not in (nic_a, nic_b)} == {
         k: v for k, v in planned.items() if k not in (nic_a, nic_b)
@@ -123,3 +125,56 @@ def test_k8s_labels_valid_and_names_checked(clean_twin: Path) -> None:
     upper = _tiny("GPU001")  # a valid Slurm name but not a Kubernetes node name
     items, refused = tx.k8s_labels(upper, tx.tree_of(upper))
     assert items == [] and "GPU001" in refused[0]
+
+
+# --- the block plugin: NVLink domains, else scalable units ------------------------------------------------
+
+UUID_A = "6d9fbfd8-1c2b-4e3a-9f10-0123456789ab"
+UUID_B = "0aa1bb2c-3d4e-4f50-8a6b-7c8d9e0f1a2b"
+
+
+def _block_lines(text: str) -> dict[str, str]:
+    assert text.startswith(tx.HEADER)
+    out = {}
+    for line in text.splitlines()[1:]:
+        if line.startswith("#"):
+            continue
+        m = re.fullmatch(r"BlockName=([A-Za-z0-9_.-]+) Nodes=(\S+)", line)
+        assert m is not None, line
+        assert m.group(1) not in out
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_blocks_are_scalable_units_without_nvlink_domains(clean_twin: Path) -> None:
+    fabric = load_snapshot(clean_twin).fabric
+    tree = tx.tree_of(fabric)
+    host_leaves, _ = _planned(clean_twin)
+    units: dict[str, set[str]] = defaultdict(set)
+    for host, leaves in host_leaves.items():
+        (stem,) = {re.sub(r"-r\d+$", "", leaf) for leaf in leaves}
+        units[stem].add(host)
+    blocks = _block_lines(tx.slurm_block(tree, fabric))
+    assert blocks == {name: tx.hostlist(hosts) for name, hosts in units.items()}
+    assert tx.slurm_block(tree, fabric) == tx.slurm_block(tree)
+
+
+def test_nvlink_domains_make_the_blocks_and_the_rest_keeps_its_unit(clean_twin: Path) -> None:
+    fabric = load_snapshot(clean_twin).fabric
+    names = sorted(fabric.hosts)
+    domain = dict.fromkeys(names[:18], f"{UUID_A}.7") | dict.fromkeys(names[18:36], f"{UUID_B}.32766")
+    for h, d in domain.items():  # 18-host domains (GB200 NVL72: 18 trays) that cross the 16-host SUs
+        fabric.hosts[h] = replace(fabric.hosts[h], nvlink_domain=d)
+    text = tx.slurm_block(tx.tree_of(fabric), fabric)
+    host_leaves, _ = _planned(clean_twin)
+    rest: dict[str, set[str]] = defaultdict(set)
+    for host, leaves in host_leaves.items():
+        if host not in domain:
+            rest[re.sub(r"-r\d+$", "", min(leaves))].add(host)
+    assert _block_lines(text) == {
+        "nvl-6d9fbfd8-7": tx.hostlist(names[:18]),
+        "nvl-0aa1bb2c-32766": tx.hostlist(names[18:36]),
+        **{name: tx.hostlist(hosts) for name, hosts in rest.items()},
+    }
+    assert f"# nvl-6d9fbfd8-7: NVLink domain {UUID_A}.7\n" in text
+    assert len(rest) == 1  # the two domains took SU1 and SU2 whole; SU3 keeps its other hosts

@@ -138,6 +138,18 @@ def free_port() -> int:
         return port
 
 
+def token_for(db: Path, role: str = "viewer") -> str:
+    """A new token of ``role`` in the store at ``db`` (created there when missing), as an admin would make it."""
+    made = subprocess.run(
+        [*UNIFAB, "serve", "token", "create", "--role", role, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return made.stdout.strip()
+
+
 class Process:
     """A ``unifab`` subprocess (a server) with its log; :meth:`wait_healthy` until /healthz answers."""
 

@@ -273,6 +273,7 @@ def test_every_route_but_the_public_ones_needs_the_right_role(sqlite_api: Api) -
         "/api/v1/topology/railmap.svg",
         "/api/v1/render",
         "/api/v1/findings/history",
+        "/api/v1/intent",
         "/railmap",
         "/links/{link_id:path}",
         "/jobs/{job_id:path}",
@@ -323,7 +324,7 @@ def test_metrics_and_health_are_public(
     sqlite_api.ingest(twin_upload)
     sqlite_api.ingest(twin_upload)
     sqlite_api.ingest(tar_of({"x": b""}))
-    assert sqlite_api.client.get("/healthz").json() == {"status": "ok", "schema": "0004"}
+    assert sqlite_api.client.get("/healthz").json() == {"status": "ok", "schema": "0005"}
     text = sqlite_api.client.get("/metrics").text
     assert 'unifab_findings_open{check="QOS-PFC-MISMATCH",severity="critical"} 2.0' in text
     assert 'unifab_devices{age="5m",kind="host"} 8.0' in text

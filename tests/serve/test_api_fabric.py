@@ -214,7 +214,11 @@ def test_render_gives_every_device_its_config_and_diff(served: Client, small_twi
 
     bad = served.client.post("/api/v1/render", json={"intent": "version: 1\nqos: [1"}, headers=served.viewer)
     assert bad.status_code == 422 and bad.json()["detail"][0].startswith("intent:3: not valid YAML")
-    assert served.client.post("/api/v1/render", json={}, headers=served.viewer).status_code == 422
+    assert served.client.post("/api/v1/render", json={"intent": 5}, headers=served.viewer).status_code == 422
+    # no intent in the body: the one the server holds (here the bundle's fabric.yaml), rendered the same way
+    held = served.client.post("/api/v1/render", json={}, params={"limit": 3}, headers=served.viewer)
+    assert held.status_code == 200, held.text
+    assert held.json()["nccl_env"] == expected.nccl_env and held.json()["items"] == rows[:3]
 
 
 def test_one_check_and_history_of_a_finding(served: Client, library: tuple[unifab.Fabric, list[Finding]]) -> None:

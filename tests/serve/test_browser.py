@@ -9,25 +9,14 @@ written to the test's temp directory. No Chromium at /usr/bin/chromium: skip, or
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from processes import stop, wait_until_ready
+from tests.serve.conftest import Process, free_port, token_for
 
 CHROMIUM = Path("/usr/bin/chromium")
-UNIFAB = [sys.executable, "-m", "unifab.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def need_chromium() -> None:
@@ -46,28 +35,14 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory, small_twin: Path) -> Iterator[Served]:
     work = tmp_path_factory.mktemp("served")
     db = work / "serve.db"
-    made = subprocess.run(
-        [*UNIFAB, "serve", "token", "create", "--role", "viewer", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    token = made.stdout.strip()
+    token = token_for(db)
     port = free_port()
-    log = (work / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [*UNIFAB, "serve", "--db", str(db), "--bundle", str(small_twin), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server = Process(["serve", "--db", str(db), "--bundle", str(small_twin), "--port", str(port)], work / "log", port)
     try:
-        wait_until_ready(proc, f"{url}/healthz", "unifab serve", 180, (work / "server.log").read_text)
-        yield Served(url, token, db)
+        server.wait_healthy()
+        yield Served(server.url, token, db)
     finally:
-        stop(proc)
-        log.close()
+        server.stop()
 
 
 def test_the_served_api_and_headers(served: Served, twin_counts: dict[str, int]) -> None:

@@ -46,10 +46,10 @@ def store(db_url: str) -> Store:
 
 
 def test_migration_creates_the_schema_and_is_idempotent(store: Store) -> None:
-    assert store.revision() == "0004"
+    assert store.revision() == "0005"
     assert set(store.table_names()) == set(metadata.tables) | {"alembic_version"}
     store.migrate()  # again: nothing to do
-    assert store.revision() == "0004"
+    assert store.revision() == "0005"
 
 
 def test_the_migrated_columns_match_the_metadata(store: Store) -> None:
@@ -245,7 +245,7 @@ def test_migration_0003_backfills_history_from_the_findings(db_url: str) -> None
     old.close()
     store = Store.open(db_url)
     try:
-        assert store.revision() == "0004"
+        assert store.revision() == "0005"
         assert [e["event"] for e in store.finding_history("QOS-MTU|open").items] == ["opened"]
         assert [e["event"] for e in store.finding_history("QOS-MTU|gone").items] == ["opened", "cleared"]
     finally:

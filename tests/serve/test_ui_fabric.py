@@ -116,7 +116,7 @@ def test_a_hostile_lldp_name_is_shown_not_run(
     """A neighbor that calls itself ``evil<ESC>[2J<script>`` becomes a link end; every page shows it escaped."""
     lldp = (small_twin / "hosts/gpu001/cmd/lldpcli.json").read_text()
     hostile = "evil\\u001b[2J<script>alert(1)</script>"
-    changed = lldp.replace('"value": "leaf-su1-r0"', f'"value": "{hostile}"', 1)
+    changed = re.sub(r'"value": "leaf-su1-r\d+"', lambda _: f'"value": "{hostile}"', lldp, count=1)  # 1st neighbor
     assert changed != lldp
     app = create_app(Settings(db=str(tmp_path / "serve.db")))
     with TestClient(app) as client:

@@ -30,7 +30,18 @@ import pytest
 __all__ = ["PRELOAD", "TOOLS", "IbSim", "ibsim_fabric", "require_tools"]
 
 PRELOAD = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
-TOOLS = ("ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "perfquery", "sminfo", "ibqueryerrors", "ibswitches")
+TOOLS = (
+    "ibsim",
+    "opensm",
+    "ibnetdiscover",
+    "iblinkinfo",
+    "perfquery",
+    "sminfo",
+    "ibqueryerrors",
+    "ibswitches",
+    "ibhosts",
+    "saquery",
+)
 START_TIMEOUT_S = 10.0
 TOOL_TIMEOUT_S = 30.0
 

@@ -58,7 +58,8 @@ def test_every_ib_injection_found_and_nothing_else(tmp_path: Path, fabric: str, 
 
 def test_mixed_twin_with_every_roce_and_ib_scenario(tmp_path: Path) -> None:
     result = generate(tmp_path / "b", gpus=256, seed=3, scenarios=(*SCENARIOS, *IB_SCENARIOS), fabric="mixed")
-    assert {s["scenario"] for s in result.truth["skipped"]} == {"ib-job-sl"}
+    skipped = {s["scenario"] for s in result.truth["skipped"]}
+    assert skipped & set(IB_SCENARIOS) == {"ib-job-sl"}  # (RoCE scenarios may skip on a mixed twin of their own)
     assert _found(tmp_path / "b") == _pairs(result.truth)
 
 

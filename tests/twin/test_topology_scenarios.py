@@ -13,7 +13,8 @@ from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.model import Finding
 from unifab.twin.cluster import build
-from unifab.twin.scenarios import SCENARIOS, Picker, Truth
+from unifab.twin.scenario_needs import Kinds
+from unifab.twin.scenarios import NEEDS, SCENARIOS, Picker, Truth
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 from unifab.twin.writer import write_bundle
 
@@ -28,7 +29,9 @@ def _generate(out: Path, gpus: int, seed: int, names: tuple[str, ...], switch_os
     cluster = build(gpus, switch_os=switch_os)
     pick = Picker(cluster, random.Random(seed))
     catalog = {**SCENARIOS, **TOPOLOGY_SCENARIOS, **NCCL_AND_LINK_SCENARIOS}
-    truth = [t for name in catalog if name in names for t in catalog[name](cluster, pick)]
+    kinds = Kinds.of(cluster)
+    runnable = [n for n in catalog if n in names and (n not in NEEDS or NEEDS[n].met(kinds))]
+    truth = [t for name in runnable for t in catalog[name](cluster, pick)]
     assert pick.skipped == []
     for t in truth:  # as twin.generate does: a switch-wide setting cannot be judged on links to an unseen leaf
         if t["subject"].get("kind") == "switch":

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.twin.twin_skips import expected_skips
 
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
@@ -23,21 +24,6 @@ CASES = [  # (NIC vendor, NIC driver, switch OS, GPUs, seed): a handful of bundl
     ("mlx5", "upstream", "nvue", 128, 7),
     ("mlx5", "upstream", "sonic", 256, 8),
 ]
-
-
-def _expected_skips(vendor: str, driver: str, switch_os: str) -> set[str]:
-    skips = set()
-    if vendor == "bnxt" or (vendor, driver) == ("mlx5", "upstream"):
-        skips.add("tc-override")  # the traffic_class override is MLNX_OFED sysfs
-    if (vendor, driver) == ("mlx5", "upstream"):
-        skips.add("dcqcn-off")  # upstream cc_params has no per-priority enable
-    if vendor == "bnxt":
-        skips.add("dcbx-fw")  # niccli getqos prints no DCBX mode (mlnx_qos "DCBX mode:" only)
-    if (vendor, switch_os) == ("bnxt", "eos"):
-        skips.add("cable-len")  # neither Thor nor EOS has a cable-length setting
-    if switch_os in ("eos", "nvue"):
-        skips |= {"headroom-short", "uplink-fec"}
-    return skips
 
 
 def _variant(host: str, vendor: str, driver: str) -> tuple[str, str]:
@@ -60,15 +46,16 @@ def test_recall_and_precision_per_nic_variant(
     truth = result.truth
     skipped = {s["scenario"]: s["why"] for s in truth["skipped"]}
     injected = {m["scenario"] for m in truth["misconfigurations"]}
-    assert set(skipped) == _expected_skips(vendor, driver, switch_os)
+    # exactly the scenarios whose declared needs (twin.scenarios.NEEDS) these NICs and switches do not meet
+    assert truth["skipped"] == expected_skips(gpus, switch_os, vendor, driver)
     assert injected | set(skipped) == set(SCENARIOS) and not injected & set(skipped)
     assert all(why.startswith("no ") for why in skipped.values())  # says which device kind is missing
     # each NIC-side injection sits on a NIC that has the setting
     for m in truth["misconfigurations"]:
-        if m["scenario"] in ("tc-override", "dcqcn-off", "cable-len") and m["side"] == "nic":
+        if m["scenario"] in ("tc-override", "dcqcn-off", "bnxt-dcqcn-off", "cable-len") and m["side"] == "nic":
             kind, stack = _variant(m["subject"]["a"].split(":")[0], vendor, driver)
-            assert m["scenario"] != "tc-override" or (kind, stack) == ("mlx5", "ofed")
-            assert m["scenario"] != "dcqcn-off" or stack != "upstream"
+            assert m["scenario"] not in ("tc-override", "dcqcn-off") or (kind, stack) == ("mlx5", "ofed")
+            assert m["scenario"] != "bnxt-dcqcn-off" or kind == "bnxt"
             assert m["scenario"] != "cable-len" or kind == "mlx5"
     expected = {(m["check"], e) for m in truth["misconfigurations"] for e in m["entities"]}
     findings = run_checks(load_bundle(tmp_path / "b"))

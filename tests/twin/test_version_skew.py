@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from unifab.checks.runner import run_checks
 from unifab.cli import app
 from unifab.collect.bundle import load_bundle
+from unifab.twin.generate import generate
+from unifab.twin.scenarios import SCENARIOS
 from unifab.twin.version_files import write_version_files
 from unifab.twin.version_skew import SCENARIO, apply_version_skew, older
 
@@ -66,3 +68,44 @@ def test_older_lowers_one_release_number() -> None:
         assert lowered != version and len(lowered.split(".")) == len(version.split("."))
     with pytest.raises(ValueError):
         older("abc", rng)
+
+
+def test_nccl_skew_is_in_the_job_log_and_found_exactly(generated: Path, tmp_path: Path) -> None:
+    seen_nccl = 0
+    for seed in range(4):
+        bundle = tmp_path / f"s{seed}"
+        shutil.copytree(generated, bundle)
+        truth = apply_version_skew(bundle, seed=seed, count=50)
+        log = bundle / "telemetry" / "nccl" / "1001.log"  # the twin's one job, written for the scenario
+        skewed = {t["subject"]["device"] for t in truth if t["subject"]["field"] == "nccl"}
+        seen_nccl += len(skewed)
+        assert all(t["check"] == "FLEET-DRIVER" for t in truth if t["subject"]["field"] == "nccl")
+        fabric = load_bundle(bundle)
+        releases = {h: dict(fabric.hosts[h].nccl_versions)["1001.log"] for h in fabric.hosts}
+        assert {h for h, r in releases.items() if r != "2.21.5"} == skewed
+        assert log.read_text().count("NCCL version 2.21.5+cuda12.2") == len(fabric.hosts) - len(skewed)
+        findings = [f for f in run_checks(fabric) if f.subject.get("field") == "nccl"]
+        assert {(f.check, f.subject["device"]) for f in findings} == {("FLEET-DRIVER", h) for h in skewed}
+    assert seen_nccl > 0  # the seeds above do skew NCCL
+
+
+@pytest.mark.parametrize(("switch_os", "nic_vendor", "fabric"), [("mixed", "mixed", "roce"), ("sonic", "mlx5", "ib")])
+def test_with_every_scenario_fleet_finds_exactly_the_skew(
+    tmp_path: Path, switch_os: str, nic_vendor: str, fabric: str
+) -> None:
+    scenarios = tuple(SCENARIOS) if fabric == "roce" else ()
+    result = generate(
+        tmp_path / "b", 128, 3, scenarios, switch_os=switch_os, nic_vendor=nic_vendor, fabric=fabric, version_skew=8
+    )
+    truth = {
+        (m["check"], m["subject"]["device"], m["subject"]["field"])
+        for m in result.truth["misconfigurations"]
+        if m["scenario"] == SCENARIO
+    }
+    assert len(truth) == 8
+    found = {
+        (f.check, f.subject["device"], f.subject["field"])
+        for f in run_checks(load_bundle(tmp_path / "b"))
+        if f.check.startswith("FLEET-")
+    }
+    assert found == truth

@@ -230,6 +230,8 @@ def _profile_finding(
         subject={"kind": "switch", "id": f"switch:{switch}", "config": f"WRED_PROFILE|{profile}"},
         message=f"{message}; {len(links)} links depend on it",
         evidence={
+            # the far ends of the links behind the profile: the devices whose RoCE traffic goes unmarked
+            "a": {"devices": sorted({_node(end) for link in links for end in _ends(link)} - {switch})},
             "b": {
                 "device": switch,
                 "tc": ctx.baseline.switch_roce_tc,
@@ -414,3 +416,12 @@ CHECKS = (
         check_cnp,
     ),
 )
+
+
+def _ends(link: str) -> list[str]:
+    """The two ``node:port`` ends of a ``link:a--b`` entity id."""
+    return link.removeprefix("link:").split("--")
+
+
+def _node(end: str) -> str:
+    return end.rsplit(":", 1)[0]

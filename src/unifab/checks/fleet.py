@@ -1,7 +1,8 @@
 """Fleet lifecycle compliance: the versions devices run, against the intent's baseline or their group's majority.
 
 ``FLEET-FIRMWARE`` (NIC firmware; transceiver part and revision against a baseline), ``FLEET-DRIVER`` (NIC driver /
-OFED, GPU driver, CUDA), ``FLEET-OS`` (switch OS image). Groups and the baseline grammar are in
+OFED, GPU driver, CUDA, and the NCCL library: the user-space half of the same stack, which jobs load with the
+driver and whose ranks must agree), ``FLEET-OS`` (switch OS image). Groups and the baseline grammar are in
 :mod:`unifab.checks.fleet_versions`.
 
 * **With a baseline** (``fabric.yaml`` ``fleet:``): a device a baseline group selects runs a version the group does
@@ -11,7 +12,9 @@ OFED, GPU driver, CUDA), ``FLEET-OS`` (switch OS image). Groups and the baseline
   (``28.39.1002: 511 hosts, 28.36.1010: 1 host``) as evidence. One host of 512 on older NIC firmware is the one
   rank every collective waits for.
 
-NCCL's version is not judged: no bundle file unifab reads records it. Everything is linear in the devices.
+NCCL's release comes from the ``NCCL version`` lines of the bundle's job logs (``telemetry/nccl/*.log``): each run
+is a group, so the hosts of one job on another release than the rest of it are the stragglers; a host no log
+names has no NCCL fact. Everything is linear in the devices.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ IMPACT = {
     "gpu_driver": "jobs built for the fleet's driver may fail or run differently here; NCCL and GPUDirect RDMA "
     "depend on the driver",
     "cuda": "the driver's CUDA version decides which job containers run here; a job fails on this host alone",
+    "nccl": "ranks of one job on different NCCL releases can disagree on protocols, tuning and fixed bugs: the job "
+    "hangs at init or in a collective, or waits for the one slow rank",
     "switch_os": "a switch on another release can differ in buffer, ECN and PFC behaviour and in bugs the rest of "
     "the fabric has fixed",
     "transceiver_part": "an optic outside the qualified list is a link the vendor's interoperability matrix does "
@@ -231,6 +236,18 @@ def _fixes(fact: Fact, nics: tuple[Nic, ...], target: str | None, patterns: tupl
         if re.fullmatch(r"[a-z0-9_]{1,32}", driver):
             lines.append(f"modinfo -F version {driver}")
         return (Fix(fact.device, tuple(lines)),)
+    if fact.field == "nccl":
+        return (
+            Fix(
+                fact.device,
+                (
+                    f"# run the job with NCCL {want} on this host, as the rest of its run does: the same job "
+                    "image, or the host's libnccl2 package and LD_LIBRARY_PATH (the NCCL_DEBUG=INFO line "
+                    "'NCCL version ...' shows which release a rank loaded)",
+                    "ldconfig -p | grep libnccl",
+                ),
+            ),
+        )
     if fact.field in ("gpu_driver", "cuda"):
         what = "NVIDIA data-center driver" + (f" {want}" if fact.field == "gpu_driver" else f" whose CUDA is {want}")
         return (
@@ -328,7 +345,7 @@ def check_firmware(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def check_driver(ctx: CheckContext) -> Iterator[Finding]:
-    """NIC driver, GPU driver and CUDA off the baseline or in the group's minority."""
+    """NIC driver, GPU driver, CUDA and NCCL off the baseline or in the group's minority (NCCL: of its run)."""
     return _run(ctx, "FLEET-DRIVER")
 
 
@@ -349,11 +366,12 @@ CHECKS = (
     ),
     CheckSpec(
         "FLEET-DRIVER",
-        "A host's NIC driver, GPU driver or CUDA is off the fleet baseline or differs from its group's",
+        "A host's NIC driver, GPU driver, CUDA or NCCL is off the fleet baseline or differs from its group's",
         "A driver release changes DCQCN defaults, counters, NCCL and GPUDirect RDMA behaviour on that host alone; "
-        "a job built for the fleet's CUDA may not start there.",
+        "a job built for the fleet's CUDA may not start there; ranks of one job on different NCCL releases hang or "
+        "wait for the odd one.",
         "Install the group's driver release (MLNX_OFED / DOCA-OFED, the NVIDIA driver branch) and reload or "
-        "reboot, or set the allowed versions in fabric.yaml fleet:.",
+        "reboot, run the job's ranks with one NCCL, or set the allowed versions in fabric.yaml fleet:.",
         check_driver,
     ),
     CheckSpec(

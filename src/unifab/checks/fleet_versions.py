@@ -1,9 +1,14 @@
 """The versions a fleet runs, grouped where they should be uniform, and the baseline grammar that judges them.
 
 A **fact** is one device's version of one field in one group: a host's NIC firmware on its NICs of one model and
-PSID, a host's NIC driver, GPU driver or CUDA, a switch's OS image, a host NIC's transceiver part or revision.
-Groups are what should run one version: the same device kind and the same model (NIC part id + PSID, driver
-module, GPU model, switch OS + platform). Everything here is linear in the devices.
+PSID, a host's NIC driver, GPU driver or CUDA, the NCCL release its processes of one run printed, a switch's OS
+image, a host NIC's transceiver part or revision. Groups are what should run one version: the same device kind and
+the same model (NIC part id + PSID, driver module, GPU model, switch OS + platform), and for NCCL the run (one log
+under ``telemetry/nccl/``: NCCL comes with the job, so two jobs may rightly load two releases, but the ranks of one
+job must agree). Everything here is linear in the devices.
+
+Switch optics are not among the facts: no switch reader of unifab yields a transceiver's part number yet (SONiC
+STATE_DB ``TRANSCEIVER_INFO``, EOS ``show inventory`` are not read).
 
 **Version patterns** (``fleet.groups[i].<field>`` in ``fabric.yaml``, a string or a list; a version is allowed
 when any list item matches):
@@ -63,6 +68,7 @@ FIELDS: dict[str, Field] = {
     "nic_driver": Field("FLEET-DRIVER", "NIC driver", "host"),
     "gpu_driver": Field("FLEET-DRIVER", "GPU driver", "host"),
     "cuda": Field("FLEET-DRIVER", "CUDA version", "host"),
+    "nccl": Field("FLEET-DRIVER", "NCCL version", "host"),
     "switch_os": Field("FLEET-OS", "switch OS", "switch"),
 }
 SELECTORS = ("kind", "role", "name", "os", "platform", "nic_model", "psid", "gpu_model")
@@ -82,6 +88,7 @@ NIC_MODELS = {
     41692: "BlueField-3",
     0x1760: "BCM57608",
 }
+NCCL_LOGS = "telemetry/nccl"  # layout.NCCL_LOG_DIR: a run's group is named by its log
 _OPS = (">=", "<=", "==", "!=", ">", "<")
 _TOKEN = re.compile(r"\d+|[A-Za-z]+")
 MAX_PATTERN = 200
@@ -175,6 +182,8 @@ def _host_facts(host: Host) -> Iterator[Fact]:
         yield Fact("gpu_driver", "host", host.name, (gpu,), host.gpu_driver, (host.id,), gattrs)
     if host.cuda_version:
         yield Fact("cuda", "host", host.name, (gpu,), host.cuda_version, (host.id,), gattrs)
+    for log, release in host.nccl_versions:
+        yield Fact("nccl", "host", host.name, (f"{NCCL_LOGS}/{log}",), release, (host.id,), gattrs)
 
 
 # --- the grammar -------------------------------------------------------------------------------------------

@@ -31,7 +31,21 @@ from typing import Any
 from unifab.checks.context import CheckContext
 from unifab.checks.registry import CheckSpec
 from unifab.errors import UsageError
-from unifab.model import Endpoint, Fabric, Finding, Fix, IbPort, IbSm, Job, Severity, nic_id, port_id, switch_id
+from unifab.model import (
+    Endpoint,
+    Fabric,
+    Finding,
+    Fix,
+    IbPort,
+    IbSm,
+    Job,
+    Link,
+    Severity,
+    nic_id,
+    port_id,
+    switch_id,
+)
+from unifab.parse.ib._common import LANE_GBPS, lanes
 from unifab.render.host_script import q
 from unifab.render.host_script import rdma_dev as hs_rdma_dev
 
@@ -39,6 +53,8 @@ __all__ = [
     "CHECKS",
     "COUNTER_RULES",
     "IbEnd",
+    "PlannedRate",
+    "below_plan",
     "check_counters",
     "check_duplicate",
     "check_mtu",
@@ -46,6 +62,7 @@ __all__ = [
     "check_sm",
     "ib_ends",
     "job_on_ib",
+    "planned_rate",
 ]
 
 
@@ -113,6 +130,46 @@ def _read_port(end: IbEnd) -> tuple[str, ...]:
 
 def _subject(end: IbEnd) -> dict[str, str]:
     return {"kind": "nic" if end.host else "port", "id": end.entity}
+
+
+# --- the plan's IB link rates (TOPO-DEGRADED) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRate:
+    """The width and speed ``plan/ibnetdiscover.txt`` gives one cable (``4X``, ``NDR``)."""
+
+    width: str
+    speed: str
+
+    @property
+    def mbps(self) -> int:
+        return int((lanes(self.width) or 0) * LANE_GBPS.get(self.speed, 0.0) * 1000)
+
+    @property
+    def text(self) -> str:
+        return f"{self.width} {self.speed}, {self.mbps // 1000}G"
+
+
+def planned_rate(fabric: Fabric, link: Link) -> PlannedRate | None:
+    """The rate the plan gives ``link``, ``None`` without one (no plan file, or the cable is not in it)."""
+    rates = fabric.ib.planned_rates if fabric.ib is not None else {}
+    found = rates.get(link.id)
+    if found is None or lanes(found[0]) is None or found[1] not in LANE_GBPS:
+        return None
+    return PlannedRate(*found)
+
+
+def below_plan(plan: PlannedRate, mbps: int, *ends: IbPort | None) -> bool:
+    """Whether a link trained below its plan: fewer lanes or a slower lane than planned on either end (``8X HDR``
+    for a planned ``4X NDR`` is below plan though its rate is equal), or, with no width/speed known, a lower rate."""
+    trained = [
+        (n, LANE_GBPS[e.speed]) for e in ends if e is not None and (n := lanes(e.width)) and e.speed in LANE_GBPS
+    ]
+    if not trained:
+        return mbps < plan.mbps
+    want_lanes, want_lane = lanes(plan.width) or 0, LANE_GBPS[plan.speed]
+    return any(n < want_lanes or lane < want_lane for n, lane in trained)
 
 
 # --- IB-SM --------------------------------------------------------------------------------------------------
@@ -534,8 +591,10 @@ CHECKS = (
     CheckSpec(
         "IB-SM",
         "No InfiniBand subnet manager is master, two are, or the deciding SMs share one priority",
-        "Without a master nothing assigns LIDs or routes around a change; two masters program conflicting LIDs and "
-        "routes; SMs tied on priority elect the lowest GUID, so replacing hardware moves the master.",
+        "Without a master nothing assigns LIDs or routes around a change: new or retrained ports stay in "
+        "Initialize; two masters program conflicting LIDs and routes that flip on every sweep; SMs tied on priority "
+        "elect the lowest GUID, so replacing hardware moves the master. Reads `sminfo` (ib/sminfo.txt, the master as "
+        "the collecting port sees it) and `sminfo <lid>` of each SM (ib/sminfo/<sm>.txt, standbys included).",
         "Run exactly one master SM; give it the highest sm_priority in opensm.conf and each standby a distinct lower "
         "one (check with `sminfo <lid>`).",
         check_sm,
@@ -544,7 +603,8 @@ CHECKS = (
         "IB-DUPLICATE",
         "An InfiniBand node GUID, port GUID or LID is held by two devices",
         "The SM routes by LID and names ports by GUID: one of the two is unreachable or receives the other's "
-        "traffic, and sweeps flap.",
+        "traffic, and sweeps flap. Reads the GUIDs and LIDs of ibnetdiscover (ib/ibnetdiscover.txt), iblinkinfo "
+        "(ib/iblinkinfo.txt) and each host's ibstat (hosts/<h>/cmd/ibstat.txt), which see a CA separately.",
         "Burn the adapter's own GUIDs back (`flint -d <dev> query` shows them); for LIDs have the master SM "
         "reassign them (`opensm --reassign_lids`).",
         check_duplicate,
@@ -553,9 +613,12 @@ CHECKS = (
         "IB-COUNTERS",
         "InfiniBand PMA error counters beyond threshold on a port (symbol errors, link downed, receive errors, "
         "discards, congestion wait)",
-        "Physical errors mean retransmissions and flaps that stall every collective through the link; discards and "
-        "XmitWait mean packets lost or waiting for credits. The narrow counters saturate, so a full one is 'at "
-        "least' its maximum.",
+        "Physical errors (SymbolErrorCounter, LinkErrorRecoveryCounter, LinkDownedCounter, PortRcvErrors) mean "
+        "retransmissions and flaps that stall every collective through the link; PortXmitDiscards and "
+        "PortRcvRemotePhysicalErrors mean packets lost here or marked bad upstream; PortXmitWait means waiting for "
+        "credits (congestion). The narrow counters saturate, so a full one is 'at least' its maximum, and one "
+        "snapshot is what accumulated since the last clear (`unifab health` judges rates from ib/perfquery/<t>.txt "
+        "snapshots). Reads `perfquery <lid> <port>` runs (ib/perfquery.txt) and ibqueryerrors (ib/ibqueryerrors.txt).",
         "Reseat or replace the cable/optic (`mlxlink -d lid-<lid> -p <port> -m -c`), then clear the counters with "
         "`perfquery -R <lid> <port>` and watch them.",
         check_counters,
@@ -563,7 +626,8 @@ CHECKS = (
     CheckSpec(
         "IB-MTU",
         "An InfiniBand HCA or switch port runs a lower MTU than the fabric's IB ports",
-        "Peers negotiate the path MTU down to it: more packets and headers per byte for every transfer through it.",
+        "Peers negotiate the path MTU down to it: more packets and headers per byte for every transfer through it. "
+        "Reads each HCA's active_mtu (hosts/<h>/cmd/ibv_devinfo.txt); the fabric's MTU is what most IB ports run.",
         "Set the partition MTU (opensm partitions.conf mtu=5 for 4096) and the port's MTU cap, then "
         "`ibportstate <lid> <port> reset`.",
         check_mtu,
@@ -572,7 +636,8 @@ CHECKS = (
         "IB-SL",
         "A job on InfiniBand sets different NCCL_IB_SL values on its ranks, or an SL the intent does not allow",
         "The SL selects the virtual lane and its arbitration on every switch: a job on the wrong SL is not isolated "
-        "as planned. On IB, NCCL_IB_TC selects no SL.",
+        "as planned, or lands on a low-priority VL. On IB, NCCL_IB_TC is the GRH traffic class and selects no SL. "
+        "Reads the jobs' NCCL environment (scheduler/), the hosts' HCAs and the intent's qos.nccl.sl (fabric.yaml).",
         "Export the fabric's NCCL_IB_SL (fabric.yaml qos.nccl.sl) for every rank of the job.",
         check_sl,
     ),

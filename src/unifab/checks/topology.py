@@ -19,8 +19,9 @@ linear in links (no pairwise search):
   plan error), or a discovered one when the bundle has no plan, is also TOPO-RAIL.
 * **TOPO-MISSING** — a planned cable with no discovered cable at either end, when both end devices
   were collected and at least one of them reports LLDP neighbours at all; or when its host end is dark
-  (RDMA port DOWN: no carrier), whether or not the far end was collected ("host end dark, far end not
-  collected"). A dark port is evidence of its own: it needs no LLDP from either side.
+  (RDMA port DOWN; on a RoCE port also a netdev without carrier in ``ip -d link``, see
+  :func:`~unifab.checks.topology_common.dark_reason`), whether or not the far end was collected ("host end
+  dark, far end not collected"). A dark port is evidence of its own: it needs no LLDP from either side.
 * **TOPO-UNVERIFIED** — a planned cable whose far end was not collected and whose collected end shows no
   LLDP neighbour on it while it shows neighbours on its other ports, and is not dark. The cable may be
   there (LLDP off on the far port, or a NIC firmware LLDP agent consuming the frames) or not: a warning,
@@ -34,8 +35,11 @@ linear in links (no pairwise search):
   link (host links, switch links) on the same switch, or fabric-wide (per fabric kind: RoCE and InfiniBand
   tiers never set each other's expectation) when the switch has fewer than three such links; an IB link's
   message names its trained width and speed (``1X HDR``). A switch link whose two ends disagree is
-  LINK-SPEED's, not this check's. The fix is physical (reseat, replace); its commands show each end's speed
-  and optic after it (on IB, ``ibportstate <lid> <port>`` and its ``reset``).
+  LINK-SPEED's, not this check's. An IB cable the plan gives a width and speed (``plan/ibnetdiscover.txt``,
+  ``IbFabric.planned_rates``) is judged against the plan instead: fewer lanes or a slower lane than planned,
+  even when every peer runs as slow (a whole leaf at HDR where NDR was planned). The fix is physical (reseat,
+  replace); its commands show each end's speed and optic after it (on IB, ``ibportstate <lid> <port>`` and its
+  ``reset``).
 
 TOPO-PCIE-AFFINITY and TOPO-NCCL-HCA (:mod:`unifab.checks.topology_nccl`), TOPO-UPLINKS
 (:mod:`unifab.checks.topology_uplinks`) and COVERAGE (:mod:`unifab.checks.topology_coverage`, what a planned
@@ -50,8 +54,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from unifab.checks.context import CheckContext, majority
+from unifab.checks.ib import below_plan, planned_rate
 from unifab.checks.registry import CheckSpec
-from unifab.checks.topology_common import host_port_dark, leaf_rail, lldp_verify, nic_rail
+from unifab.checks.topology_common import dark_reason, host_port_dark, leaf_rail, lldp_verify, nic_rail
 from unifab.checks.topology_coverage import CHECKS as COVERAGE_CHECKS
 from unifab.checks.topology_coverage import collect_fix, shown
 from unifab.checks.topology_nccl import CHECKS as NCCL_CHECKS
@@ -207,7 +212,7 @@ def cabling_diff(fabric: Fabric) -> CablingDiff:
 
 
 def _dark_end(fabric: Fabric, link: Link) -> Endpoint | None:
-    """The host end of ``link`` whose port is dark (RDMA port DOWN), if either is."""
+    """The host end of ``link`` whose port is dark (RDMA port DOWN, or no carrier in ``ip -d link``), if either is."""
     for end in (link.a, link.b):
         nic = fabric.nic_at(end)
         if nic is not None and host_port_dark(nic):
@@ -222,13 +227,13 @@ def _unseen(fabric: Fabric, lk: Link, collected: set[str], reporting: set[str], 
     if both and (lk.a.node in reporting or lk.b.node in reporting):
         diff.missing.append(lk)
         if dark is not None:
-            diff.missing_why[lk.id] = f"host end {dark} dark (RDMA port {_state(fabric, dark)})"
+            diff.missing_why[lk.id] = f"host end {dark} dark ({_state(fabric, dark)})"
         return
     if dark is not None:
         far = _other(lk, dark)
         far_text = "far end reports no LLDP" if far.node in collected else "far end not collected"
         diff.missing.append(lk)
-        diff.missing_why[lk.id] = f"host end {dark} dark (RDMA port {_state(fabric, dark)}), {far_text}"
+        diff.missing_why[lk.id] = f"host end {dark} dark ({_state(fabric, dark)}), {far_text}"
         diff.one_sided.add(lk.id)
         return
     if both:
@@ -242,8 +247,9 @@ def _unseen(fabric: Fabric, lk: Link, collected: set[str], reporting: set[str], 
 
 
 def _state(fabric: Fabric, end: Endpoint) -> str:
+    """Why a dark host end is dark: ``RDMA port DOWN``, or what ``ip -d link`` says (``no carrier: ...``)."""
     nic = fabric.nic_at(end)
-    return (nic.port_state or "unknown") if nic is not None else "unknown"
+    return (dark_reason(nic) or "RDMA port unknown") if nic is not None else "RDMA port unknown"
 
 
 def _recable(fabric: Fabric, links: list[Link]) -> tuple[Fix, ...]:
@@ -403,6 +409,8 @@ def _unverified_finding(fabric: Fabric, lk: Link, near: Endpoint, diff: CablingD
     far = _other(lk, near)
     nic = fabric.nic_at(near)
     state = "port state not collected" if nic is None or nic.port_state is None else f"RDMA port {nic.port_state}"
+    if nic is not None and nic.port_state is None and nic.carrier:
+        state = "carrier up in ip link, RDMA port state not collected"
     kind = "host" if nic is not None else "switch"
     fixes: list[Fix] = []
     if nic is not None:
@@ -596,18 +604,21 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
         return local.get(switch, fabric_value)
 
     for nl, s, kind in host_runs:
-        want = expected(host_local, nl.port.switch, host_fabric.get(kind))
-        if want is None or s >= want:
+        plan = planned_rate(fabric, nl.link) if kind == "ib" else None
+        want = plan.mbps if plan is not None else expected(host_local, nl.port.switch, host_fabric.get(kind))
+        if want is None or (not below_plan(plan, s, nl.port.ib, nl.nic.ib) if plan is not None else s >= want):
             continue
         peers = ib_names if kind == "ib" else {}
+        whose = "planned" if plan is not None else "peers'"
         yield Finding(
             check="TOPO-DEGRADED",
             severity=Severity.ERROR,
             subject=_link_subject(nl.link),
             message=f"{nl.nic.endpoint} -- {nl.port.endpoint} runs at "
             f"{_rate_text(s, nl.port.ib, nl.nic.ib) if kind == 'ib' else _rate_text(s)}, "
-            f"its peers run {_peers_text(want, peers)}",
+            + (f"the plan says {plan.text}" if plan is not None else f"its peers run {_peers_text(want, peers)}"),
             evidence={
+                **({"planned": {"width": plan.width, "speed": plan.speed}} if plan is not None else {}),
                 "a": {"device": nl.nic.host, "nic": nl.nic.id, "speed_mbps": nl.nic.speed_mbps, **_ib_ev(nl.nic.ib)},
                 "b": {
                     "device": nl.port.switch,
@@ -631,25 +642,32 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
                 ),
             ),
             impact={
-                "summary": f"this NIC moves {s * 100 // want}% of its peers' bandwidth: every collective of a job on "
-                "the host runs at the slowest rail's pace",
+                "summary": f"this NIC moves {s * 100 // want}% of its {whose} bandwidth: every collective of a job "
+                "on the host runs at the slowest rail's pace",
                 "action": "reseat or replace the cable/optic; check lanes (width) and auto-negotiation",
             },
             entities=(nl.link.id,),
         )
     for pl, s, kind in switch_runs:
-        want = max(
-            (
-                w
-                for w in (
-                    expected(switch_local, pl.a.switch, switch_fabric.get(kind)),
-                    expected(switch_local, pl.b.switch, switch_fabric.get(kind)),
-                )
-                if w is not None
-            ),
-            default=None,
+        plan = planned_rate(fabric, pl.link) if kind == "ib" else None
+        want = (
+            plan.mbps
+            if plan is not None
+            else max(
+                (
+                    w
+                    for w in (
+                        expected(switch_local, pl.a.switch, switch_fabric.get(kind)),
+                        expected(switch_local, pl.b.switch, switch_fabric.get(kind)),
+                    )
+                    if w is not None
+                ),
+                default=None,
+            )
         )
-        if s is None or want is None or s >= want:
+        if s is None or want is None:
+            continue
+        if not below_plan(plan, s, pl.a.ib, pl.b.ib) if plan is not None else s >= want:
             continue
         peers = ib_names if kind == "ib" else {}
         yield Finding(
@@ -658,8 +676,9 @@ def check_degraded(ctx: CheckContext) -> Iterator[Finding]:
             subject=_link_subject(pl.link),
             message=f"{pl.a.endpoint} -- {pl.b.endpoint} runs at "
             f"{_rate_text(s, pl.a.ib, pl.b.ib) if kind == 'ib' else _rate_text(s)}, "
-            f"its peers run {_peers_text(want, peers)}",
+            + (f"the plan says {plan.text}" if plan is not None else f"its peers run {_peers_text(want, peers)}"),
             evidence={
+                **({"planned": {"width": plan.width, "speed": plan.speed}} if plan is not None else {}),
                 "a": {"device": pl.a.switch, "port": pl.a.id, "speed_mbps": pl.a.speed_mbps, **_ib_ev(pl.a.ib)},
                 "b": {"device": pl.b.switch, "port": pl.b.id, "speed_mbps": pl.b.speed_mbps, **_ib_ev(pl.b.ib)},
                 "expected_speed_mbps": want,

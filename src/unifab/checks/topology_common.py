@@ -15,18 +15,51 @@ import re
 from unifab.model import Endpoint, Fabric, Nic
 from unifab.render.switch_cli import for_os
 
-__all__ = ["DARK_PORT_STATES", "cabled_nics", "host_port_dark", "leaf_rail", "lldp_verify", "nic_rail", "rail_nics"]
+__all__ = [
+    "DARK_OPERSTATES",
+    "DARK_PORT_STATES",
+    "cabled_nics",
+    "dark_reason",
+    "host_port_dark",
+    "leaf_rail",
+    "lldp_verify",
+    "nic_rail",
+    "rail_nics",
+]
 
 _LEAF_RAIL = re.compile(r"-r(\d+)$")
 _NIC_INDEX = (re.compile(r"^mlx5_(\d+)$"), re.compile(r"^eth(\d+)$"))
 # RDMA port states (sysfs ``ports/1/state``, ibv_devinfo ``PORT_*``) of a port without link: no carrier on RoCE,
 # no physical link on InfiniBand. INIT and ARMED are an IB port with light that waits for the subnet manager.
 DARK_PORT_STATES = frozenset({"DOWN"})
+# netdev operstates (`ip link` ``state``) of a link that carries nothing
+DARK_OPERSTATES = frozenset({"DOWN", "LOWERLAYERDOWN", "NOTPRESENT"})
 
 
 def host_port_dark(nic: Nic) -> bool:
-    """The NIC's port has no link (RDMA port DOWN); ``False`` when up or when its state was not collected."""
-    return nic.port_state is not None and nic.port_state.upper() in DARK_PORT_STATES
+    """The NIC's port has no link; ``False`` when up or when nothing collected says (see :func:`dark_reason`)."""
+    return dark_reason(nic) is not None
+
+
+def dark_reason(nic: Nic) -> str | None:
+    """Why the NIC's port is dark, or ``None`` when it is not (or nothing collected says).
+
+    Dark is: the RDMA port DOWN (sysfs / ibv_devinfo); else, on an Ethernet (RoCE) port or one whose link layer
+    is unknown, the netdev without carrier in ``ip -d link`` (``NO-CARRIER``, no ``LOWER_UP``), or, when neither
+    the carrier nor the RDMA port state was read, an operstate of DOWN / LOWERLAYERDOWN / NOTPRESENT. The
+    netdev never overrules an InfiniBand port: IPoIB has no carrier while the port waits for the subnet manager
+    (INIT, ARMED), which has light.
+    """
+    if nic.port_state is not None and nic.port_state.upper() in DARK_PORT_STATES:
+        return f"RDMA port {nic.port_state}"
+    if nic.link_layer == "InfiniBand":
+        return None
+    state = f"ip link state {nic.operstate}" if nic.operstate else "ip link"
+    if nic.carrier is False:
+        return f"no carrier: {state}, RDMA port {nic.port_state or 'state not collected'}"
+    if nic.carrier is None and nic.port_state is None and (nic.operstate or "").upper() in DARK_OPERSTATES:
+        return f"{state}, RDMA port state not collected"
+    return None
 
 
 def leaf_rail(switch: str) -> int | None:

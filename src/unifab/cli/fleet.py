@@ -1,7 +1,8 @@
 """``unifab fleet versions BUNDLE``: what versions the fleet runs, by group, outliers first.
 
 Groups are what should run one version (NIC model + PSID for NIC firmware, the driver module, the GPU model, the
-switch OS + platform; see :mod:`unifab.checks.fleet_versions`); ``unifab check`` judges them (``FLEET-*``).
+switch OS + platform, the job log for NCCL; see :mod:`unifab.checks.fleet_versions`); ``unifab check`` judges them
+(``FLEET-*``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["FLEET_HELP", "fleet_app", "versions", "versions_document"]
 
 FLEET_HELP = (
-    "Fleet lifecycle: the firmware, driver and OS versions devices run, by group.\n\n"
+    "Fleet lifecycle: the firmware, driver, NCCL and OS versions devices run, by group.\n\n"
     "Example: unifab fleet versions ./bundle"
 )
 
@@ -42,8 +43,9 @@ def versions(
 ) -> None:
     """Versions by group with their counts, groups that are not uniform first, each group's outliers first.
 
-    Per group (NIC firmware by NIC model and PSID, NIC driver, GPU driver and CUDA by GPU model, switch OS by OS
-    and platform, host optics by vendor and part): every version, how many devices (and NICs) run it and which.
+    Per group (NIC firmware by NIC model and PSID, NIC driver, GPU driver and CUDA by GPU model, NCCL by job log
+    under telemetry/nccl/, switch OS by OS and platform, host optics by vendor and part): every version, how many
+    devices (and NICs) run it and which.
     'unifab check' reports the stragglers and what the fabric.yaml fleet: baseline does not allow (FLEET-*).
 
     Example: unifab fleet versions ./bundle

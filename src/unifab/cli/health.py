@@ -17,14 +17,16 @@ from unifab.cli.common import (
     QuietOption,
     console,
     fail,
+    fail_lines,
     load_fabric,
     plural,
 )
 
 if TYPE_CHECKING:
+    from unifab.health.detect import Thresholds
     from unifab.health.engine import HealthResult
 
-__all__ = ["HEALTH_HELP", "health"]
+__all__ = ["HEALTH_HELP", "health", "health_thresholds"]
 
 HEALTH_HELP = """Find incidents in a bundle's telemetry: one root cause each, the jobs it hurts, what to do.
 
@@ -37,6 +39,11 @@ Example: unifab health ./bundle
 Example: unifab health ./bundle --format json
 
 Example: unifab health ./bundle --prometheus http://127.0.0.1:9090 --start 2026-11-30T01:00:00Z --step 30
+
+Example: unifab health ./bundle --intent fabric.yaml
+
+Thresholds: the health: section of --intent FILE, else of the bundle's fabric.yaml, else the defaults
+(docs/intent.md).
 
 Exit codes: 0 no incident; 1 incidents; 2 usage, input or output error (one 'unifab: error:' line); 3 internal
 error.
@@ -64,17 +71,21 @@ def health(
     step: Annotated[
         float, typer.Option(min=1.0, help="With --prometheus: seconds per point (the scrape interval).")
     ] = 30.0,
+    intent: Annotated[
+        Path | None,
+        typer.Option(help="Intent file whose health: section sets the thresholds (default: the bundle's fabric.yaml)."),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     from unifab.checks.runner import run_checks
-    from unifab.health.engine import run_health
+    from unifab.health.engine import read_bundle_series, run_health
     from unifab.health.events import read_events
     from unifab.health.prometheus import PrometheusError, read_prometheus
-    from unifab.health.series import read_bundle
     from unifab.sources import as_source_path
 
     if prometheus is None and (start or end):
         fail("--start and --end choose a window of --prometheus; a bundle's telemetry is read whole")
+    thresholds = health_thresholds(bundle, intent)
     fabric = load_fabric(bundle, quiet=quiet)
     if prometheus is not None:
         until = _time(end, "--end") or datetime.now(UTC).timestamp()
@@ -85,17 +96,17 @@ def health(
             fail(str(exc))
         source = prometheus
     else:
-        store = read_bundle(as_source_path(bundle), fabric)
+        store = read_bundle_series(as_source_path(bundle), fabric)
         source = str(bundle)
     span = store.span()
     year = datetime.fromtimestamp(span[1] if span else datetime.now(UTC).timestamp(), UTC).year
     events = read_events(as_source_path(bundle), fabric, year)
     if not store.series and not events.files:
-        where = prometheus or f"{bundle}/telemetry/*.om"
+        where = prometheus or f"{bundle}/telemetry/*.om or ib/perfquery/*.txt"
         first = f" ({store.problems[0]})" if store.problems else ""
         logs = "no telemetry/kernel or telemetry/nccl log"
         fail(f"no counter series in {where} and {logs}{first}: nothing to judge health by")
-    result = run_health(fabric, store, run_checks(fabric), events=events)
+    result = run_health(fabric, store, run_checks(fabric), thresholds, events)
     if output is OutputFormat.JSON:
         from unifab.health.engine import document
         from unifab.jsonify import dumps
@@ -104,6 +115,33 @@ def health(
     else:
         _table(result)
     raise typer.Exit(EXIT_FINDINGS if result.incidents else EXIT_CLEAN)
+
+
+def health_thresholds(bundle: Path, intent: Path | None) -> Thresholds:
+    """The ``health:`` section of ``--intent``, else of the bundle's ``fabric.yaml``; a problem in it: exit 2."""
+    from unifab import layout
+    from unifab.errors import IntentError
+    from unifab.health.detect import Thresholds
+    from unifab.health.thresholds import from_text
+    from unifab.sources import as_source_path
+
+    if intent is not None:
+        try:
+            text, source = intent.read_text(encoding="utf-8"), str(intent)
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--intent {intent}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    else:
+        try:
+            path = as_source_path(bundle) / layout.INTENT
+            if not path.is_file():
+                return Thresholds()
+            text, source = path.read_text(encoding="utf-8"), f"{bundle}/{layout.INTENT}"
+        except (ValueError, OSError, UnicodeDecodeError):
+            return Thresholds()  # not a bundle, or an unreadable fabric.yaml: load_fabric and the checks say so
+    try:
+        return from_text(text, source)
+    except IntentError as exc:
+        fail_lines(exc.problems)
 
 
 def _table(result: HealthResult) -> None:

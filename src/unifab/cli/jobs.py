@@ -50,17 +50,22 @@ def jobs(
     ] = None,
     output: FormatOption = OutputFormat.TABLE,
     fail_on: FailOnOption = FailOn.ERROR,
+    intent: Annotated[
+        Path | None,
+        typer.Option(help="Intent file whose health: section sets the thresholds (default: the bundle's fabric.yaml)."),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     from unifab.checks.runner import find_job, run_checks
+    from unifab.cli.health import health_thresholds
     from unifab.errors import UsageError
-    from unifab.health.engine import run_health
+    from unifab.health.engine import read_bundle_series, run_health
     from unifab.health.events import read_events
     from unifab.health.impact import judge_jobs
-    from unifab.health.series import read_bundle
     from unifab.model import Severity
     from unifab.sources import as_source_path
 
+    thresholds = health_thresholds(bundle, intent)
     fabric = load_fabric(bundle, quiet=quiet)
     if not fabric.jobs:
         fail(f"{bundle}: no jobs (nothing under scheduler/ that names one): nothing to judge")
@@ -69,12 +74,12 @@ def jobs(
     except UsageError as exc:
         fail(str(exc))
     root = as_source_path(bundle)
-    store = read_bundle(root, fabric)
+    store = read_bundle_series(root, fabric)
     span = store.span()
     year = datetime.fromtimestamp(span[1] if span else datetime.now(UTC).timestamp(), UTC).year
     events = read_events(root, fabric, year)
     findings = run_checks(fabric)
-    result = run_health(fabric, store, findings, events=events)
+    result = run_health(fabric, store, findings, thresholds, events)
     threshold = Severity.CRITICAL if fail_on is FailOn.NEVER else Severity(fail_on.value)
     verdicts = judge_jobs(
         fabric, wanted, findings, result.incidents, threshold, telemetry=bool(store.series or events.files)

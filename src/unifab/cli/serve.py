@@ -15,7 +15,7 @@ import typer
 
 from unifab.cli.common import fail
 
-__all__ = ["PushOption", "TokenFileOption", "push_or_fail", "push_token", "serve_app", "serve_demo"]
+__all__ = ["PushOption", "TokenFileOption", "check_tls", "push_or_fail", "push_token", "serve_app", "serve_demo"]
 
 PushOption = Annotated[
     str | None,
@@ -61,15 +61,22 @@ def serve(
     private_metrics: Annotated[
         bool, typer.Option("--private-metrics", help="Require a reading token for /metrics too.")
     ] = False,
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", help="Serve HTTPS with this PEM certificate (chain); needs --tls-key.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The PEM private key of --tls-cert.")] = None,
 ) -> None:
     """Serve the fabric: ingest snapshots, keep findings over time, show them to people, programs and Prometheus.
 
     Example: unifab serve --bundle ./b1 --port 8080
 
     Example: unifab serve --db postgresql://db.example/unifab --host 0.0.0.0
+
+    Example: unifab serve --tls-cert /etc/unifab/cert.pem --tls-key /etc/unifab/key.pem --port 8443
     """
     if ctx.invoked_subcommand is not None:
         return
+    tls = check_tls(tls_cert, tls_key)
     try:
         import uvicorn
 
@@ -90,8 +97,48 @@ def serve(
         fail(str(exc))
     except Exception as exc:  # the database cannot be reached or migrated: one line, not a traceback
         fail(f"cannot open the store {db}: {exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-    typer.echo(f"unifab serve: http://{host}:{port}/ (store {db})", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    scheme = "https" if tls else "http"
+    typer.echo(f"unifab serve: {scheme}://{host}:{port}/ (store {db})", err=True)
+    certfile, keyfile = tls or (None, None)
+    uvicorn.run(app, host=host, port=port, log_level="info", ssl_certfile=certfile, ssl_keyfile=keyfile)
+
+
+def check_tls(cert: Path | None, key: Path | None) -> tuple[str, str] | None:
+    """uvicorn's ``ssl_certfile`` and ``ssl_keyfile`` for ``--tls-cert``/``--tls-key`` (``None``: plain HTTP).
+
+    The pair is loaded once here (exit 2 with one line when a file is missing, unreadable, not PEM, encrypted,
+    or the key is not the certificate's), so a bad file is named at start-up, not at every handshake."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        fail("--tls-cert and --tls-key go together: give both (or neither, and terminate TLS in a reverse proxy)")
+    import ssl
+
+    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not path.is_file():
+            fail(f"{option} {path}: no such file")
+        try:
+            path.read_bytes()
+        except OSError as exc:
+            fail(f"{option} {path}: cannot read it: {exc.strerror or exc}")
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=str(cert))
+    except ssl.SSLError as exc:
+        fail(f"--tls-cert {cert}: not a PEM certificate ({exc.reason or exc})")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+
+    def no_passphrase() -> str:
+        raise ValueError("the key is encrypted; give an unencrypted PEM key (openssl pkey -in KEY -out KEY2)")
+
+    try:
+        context.load_cert_chain(str(cert), str(key), password=no_passphrase)
+    except ValueError as exc:
+        fail(f"--tls-key {key}: {exc}")
+    except ssl.SSLError as exc:
+        if exc.reason == "KEY_VALUES_MISMATCH":
+            fail(f"--tls-key {key}: not the private key of the certificate in --tls-cert {cert}")
+        fail(f"--tls-key {key}: not a PEM private key ({exc.reason or exc})")
+    return str(cert), str(key)
 
 
 @token_app.command("create")

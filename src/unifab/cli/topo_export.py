@@ -80,7 +80,11 @@ def export(
     ] = None,
     slurm_block: Annotated[
         Path | None,
-        typer.Option("--slurm-block", help="Write topology.conf for Slurm's topology/block plugin (23.11+)."),
+        typer.Option(
+            "--slurm-block",
+            help="Write topology.conf for Slurm's topology/block plugin (23.11+): a block per NVLink domain "
+            "(nvidia-smi -q Fabric ClusterUUID/CliqueId), else per scalable unit.",
+        ),
     ] = None,
     k8s: Annotated[
         Path | None, typer.Option("--k8s", help="Write Kubernetes Node objects with placement labels (YAML).")
@@ -135,7 +139,7 @@ def export(
     if slurm:
         outputs.append((slurm, tx.slurm_tree(tree)))
     if slurm_block:
-        outputs.append((slurm_block, tx.slurm_block(tree)))
+        outputs.append((slurm_block, tx.slurm_block(tree, fabric)))
     if k8s:
         import yaml
 

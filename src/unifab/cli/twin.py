@@ -48,7 +48,10 @@ def twin_generate(
         typer.Option(
             "--version-skew",
             min=0,
-            help="Put that many devices on an older NIC firmware, driver or switch OS than their group (FLEET-*).",
+            help=(
+                "Put that many devices on an older NIC firmware, driver, switch OS or (in the jobs' NCCL logs)"
+                " NCCL release than their group (FLEET-*)."
+            ),
         ),
     ] = 0,
     quiet: QuietOption = False,

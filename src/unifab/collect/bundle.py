@@ -13,20 +13,21 @@ import os
 from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from unifab import layout
 from unifab.collect.host import load_host
+from unifab.collect.parallel import Reader, collect_young, gc_paused, pool_workers, read_devices
 from unifab.collect.problems import MAX_REASON, Problems
 from unifab.errors import BundleError
-from unifab.model import Endpoint, Fabric, Finding, Link, Severity, Switch, VersionRule
+from unifab.model import Endpoint, Fabric, Finding, Host, Link, Severity, Switch, VersionRule
 from unifab.parse.plan import cabling
 from unifab.platforms import PLATFORMS
 from unifab.profile import QosProfile
 from unifab.snapshot import DeviceOrigin, Snapshot
-from unifab.sources import DirectorySource, Source, SourcePath, as_source_path
+from unifab.sources import DirectorySource, Source, SourcePath, as_source_path, batched
 
 __all__ = [
     "BUNDLE_DIRS",
@@ -51,10 +52,19 @@ BUNDLE_DIRS = layout.BUNDLE_DIRS
 ProgressHook = Callable[[str, int], None]  # (phase, number of items done since last call)
 
 
-def load_bundle(location: str | os.PathLike[str] | Source | SourcePath, progress: ProgressHook | None = None) -> Fabric:
+def load_bundle(
+    location: str | os.PathLike[str] | Source | SourcePath,
+    progress: ProgressHook | None = None,
+    *,
+    workers: int | None = None,
+    pool_min_devices: int | None = None,
+) -> Fabric:
     """Assemble a fabric from a bundle (a directory, an archive or any :class:`~unifab.sources.Source`).
 
-    Raises :class:`BundleError` if it is not a bundle.
+    A bundle of more than ``pool_min_devices`` devices (default :data:`~unifab.collect.parallel.POOL_MIN_DEVICES`)
+    is read on ``workers`` processes (default: ``UNIFAB_LOAD_WORKERS``, else every usable core; 1 is serial),
+    with the same result as the serial read (:mod:`unifab.collect.parallel`). Raises :class:`BundleError` if it
+    is not a bundle.
     """
     try:
         root = as_source_path(location)
@@ -69,21 +79,12 @@ def load_bundle(location: str | os.PathLike[str] | Source | SourcePath, progress
     problems = Problems(root)
     fabric = Fabric()
     host_links: list[Link] = []
-    for host_dir in _subdirs(root / layout.HOSTS):
-        host, links = load_host(host_dir, problems)
-        fabric.hosts[host.name] = host
-        host_links.extend(links)
-        if progress:
-            progress("hosts", 1)
     switch_links: list[Link] = []
+    host_dirs = list(_subdirs(root / layout.HOSTS))
     switch_dirs = list(_subdirs(root / layout.SWITCHES))
-    for switch_dir in switch_dirs:
-        switch, links = _load_switch(switch_dir, problems)
-        if switch is not None:
-            fabric.switches[switch.name] = switch
-        switch_links.extend(links)
-        if progress:
-            progress("switches", 1)
+    pool = pool_workers(len(host_dirs) + len(switch_dirs), workers, pool_min_devices)
+    with gc_paused():
+        _read_devices(root, host_dirs, switch_dirs, pool, fabric, problems, host_links, switch_links, progress)
     if (root / layout.IB_DIR).is_dir():
         from unifab.collect.ib import load_ib
 
@@ -94,6 +95,10 @@ def load_bundle(location: str | os.PathLike[str] | Source | SourcePath, progress
         from unifab.collect.scheduler import load_jobs
 
         fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
+    if (root / layout.NCCL_LOG_DIR).is_dir():
+        from unifab.collect.nccl_versions import read_nccl_versions
+
+        read_nccl_versions(root, fabric, problems)  # the NCCL release of each host's ranks (FLEET-DRIVER)
     if (root / layout.INTENT).is_file():
         fabric.qos_intent, fabric.fleet_baseline = load_intent_parts(root / layout.INTENT, problems)
     report_never_collected(root, {d.name for d in switch_dirs}, problems)
@@ -101,6 +106,55 @@ def load_bundle(location: str | os.PathLike[str] | Source | SourcePath, progress
         _report_refused(root, root.source.refused, problems)
     fabric.input_findings = problems.findings
     return fabric
+
+
+def _read_devices(
+    root: SourcePath,
+    host_dirs: list[SourcePath],
+    switch_dirs: list[SourcePath],
+    pool: int,
+    fabric: Fabric,
+    problems: Problems,
+    host_links: list[Link],
+    switch_links: list[Link],
+    progress: ProgressHook | None,
+) -> None:
+    """Every host and switch directory into ``fabric``: on ``pool`` processes (more than 1), else serially."""
+    if pool > 1:
+        jobs = [("host", d) for d in host_dirs] + [("switch", d) for d in switch_dirs]
+        for read in read_devices(root, jobs, _READERS, pool, progress):
+            problems.findings.extend(read.findings)
+            refused = getattr(root.source, "refused", None)
+            if refused is not None:
+                for rel, reason in read.refused.items():
+                    refused.setdefault(rel, reason)
+            if read.kind == "host":
+                read_host = cast(Host, read.device)
+                fabric.hosts[read_host.name] = read_host
+                host_links.extend(read.links)
+            else:
+                if read.device is not None:
+                    read_switch = cast(Switch, read.device)
+                    fabric.switches[read_switch.name] = read_switch
+                switch_links.extend(read.links)
+    else:
+        for host_dir in host_dirs:
+            with batched(root.source):  # each of its directories listed once (unifab.sources.DirectorySource)
+                host, links = load_host(host_dir, problems)
+            fabric.hosts[host.name] = host
+            host_links.extend(links)
+            collect_young()
+            if progress:
+                progress("hosts", 1)
+        for switch_dir in switch_dirs:
+            with batched(root.source):
+                switch, links = _load_switch(switch_dir, problems)
+            if switch is not None:
+                fabric.switches[switch.name] = switch
+            switch_links.extend(links)
+            collect_young()
+            if progress:
+                progress("switches", 1)
 
 
 def report_never_collected(root: SourcePath, present: Collection[str], problems: Problems) -> None:
@@ -222,8 +276,9 @@ def count_devices(location: str | os.PathLike[str] | Source | SourcePath) -> int
 
 
 def _subdirs(path: SourcePath) -> Iterator[SourcePath]:
-    if path.is_dir():
-        yield from sorted(p for p in path.iterdir() if p.is_dir())
+    with batched(path.source):
+        found = sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []
+    yield from found
 
 
 SwitchReader = Callable[[str, SourcePath, Problems], tuple[Switch | None, list[Link]]]
@@ -411,6 +466,10 @@ def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
             cable = known.cable_m if known.cable_m is not None else link.cable_m
             merged[link.id] = Link(known.a, known.b, known.sources | link.sources, cable)
     return list(merged.values())
+
+
+# what the pool's workers read each kind of device directory with (module-level functions: picklable)
+_READERS: dict[str, Reader] = {"host": load_host, "switch": _load_switch}
 
 
 def load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:

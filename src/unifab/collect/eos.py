@@ -90,13 +90,23 @@ def switch_from_eos(name: str, eos_dir: SourcePath, problems: Problems) -> Switc
     if not config_path.is_file():
         problems.missing(config_path, "an EOS switch needs its running-config", device=name)
         return None
-    cfg = problems.parse_file(config_path, eos_config.parse, device=name)
+    cfg = problems.parse_file(
+        config_path,
+        eos_config.parse,
+        device=name,
+        not_checked="the QoS, PFC, ECN and MTU checks do not see the interfaces not read",
+    )
     if cfg is None:
         return None
     interfaces: eos_json.EosInterfaces | None = None
     version: eos_json.EosVersion | None = None
     if (eos_dir / SHOW_INTERFACES).is_file():
-        interfaces = problems.parse_file(eos_dir / SHOW_INTERFACES, eos_json.parse_show_interfaces, device=name)
+        interfaces = problems.parse_file(
+            eos_dir / SHOW_INTERFACES,
+            eos_json.parse_show_interfaces,
+            device=name,
+            not_checked="the MTU, speed and pause checks use the running-config alone for the interface not read",
+        )
     if (eos_dir / SHOW_VERSION).is_file():
         version = problems.parse_file(eos_dir / SHOW_VERSION, eos_json.parse_show_version, device=name)
     elif (eos_dir / SHOW_VERSION_TEXT).is_file():
@@ -226,7 +236,12 @@ def eos_lldp_links(name: str, eos_dir: SourcePath, problems: Problems) -> list[L
     path = eos_dir / LLDP_FILE
     if not path.is_file():
         return []
-    neighbors = problems.parse_file(path, eos_json.parse_lldp_neighbors_detail, device=name)
+    neighbors = problems.parse_file(
+        path,
+        eos_json.parse_lldp_neighbors_detail,
+        device=name,
+        not_checked="the cabling and topology checks do not see that neighbour",
+    )
     if neighbors is None:
         return []
     links: list[Link] = []

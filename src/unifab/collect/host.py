@@ -16,7 +16,7 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``cmd/ethtool-S/<netdev>.txt``                     counters ``ethtool:<name>``
 ``cmd/ethtool-a/<netdev>.txt``                     802.3x global pause (``ethtool -a``)
 ``cmd/ethtool-m/<netdev>.txt``                     the transceiver
-``cmd/ip-d-link.txt``                               every netdev's ``maxmtu`` (``ip -d link show``)
+``cmd/ip-d-link.txt``                               every netdev's ``maxmtu``, operstate, carrier (``ip -d link``)
 ``cmd/rdma-statistic.txt``                         counters ``rdma:<name>`` the sysfs tree lacks
 ``cmd/lspci-vvv.txt``                              PCIe link of NICs and GPUs, NUMA node, driver, ACS on bridges
 ``cmd/lsmod.txt``                                  loaded kernel modules (``lsmod`` or ``/proc/modules``)
@@ -186,7 +186,7 @@ class _HostReader:
         self.pci = self.lspci.by_bdf() if self.lspci else {}
         self.nccl = self.parse(NCCL_TOPO, nccl_topo.parse)
         self.smi_q = self.parse(NVIDIA_SMI_Q, nvidia_smi_q.parse)
-        self.max_mtus = self.parse(IP_LINK, ip_link.max_mtus) or {}
+        self.ip_links = self.parse(IP_LINK, ip_link.link_facts) or {}
 
     # --- generic reading ----------------------------------------------------------------------------
 
@@ -194,10 +194,8 @@ class _HostReader:
         return self.dir / rel
 
     def parse(self, rel: str | SourcePath, parser: Callable[[str, str], T]) -> T | None:
-        path = rel if isinstance(rel, SourcePath) else self.dir / rel
-        if not path.is_file():
-            return None
-        return self.problems.parse_file(path, parser, device=self.name)
+        path = rel if isinstance(rel, SourcePath) else self.dir / rel  # a partial parser's skips: INPUT-PARTIAL
+        return self.problems.parse_file(path, parser, device=self.name) if path.is_file() else None
 
     def parse_tree(
         self, base: SourcePath, files: Iterable[SourcePath], parser: Callable[[Mapping[str, str], str], T]
@@ -257,6 +255,7 @@ class _HostReader:
             acs_redirect=self.lspci.acs_redirect() if self.lspci else None,
             pci_parents={d.bdf: d.parent for d in self.lspci.devices if d.parent} if self.lspci else {},
             kernel_modules=modules.names() if (modules := self.parse(LSMOD, lsmod.parse)) is not None else None,
+            nvlink_domain=d[0] if self.smi_q and len(d := self.smi_q.nvlink_domains) == 1 else None,
         )
 
     # --- NICs ---------------------------------------------------------------------------------------
@@ -373,7 +372,9 @@ class _HostReader:
             driver_version=self.parse(f"{SYS_MODULE}/{driver}/version", parse_word) if driver else None,
             pcie=_pcie(pci) if pci else None,
             global_pause=self._pause(netdev),
-            max_mtu=self.max_mtus.get(netdev),
+            max_mtu=link.max_mtu if (link := self.ip_links.get(netdev)) else None,
+            operstate=link.operstate if link else None,
+            carrier=link.carrier if link else None,
         )
 
     def _pause(self, netdev: str) -> tuple[bool, bool] | None:

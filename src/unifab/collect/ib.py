@@ -12,11 +12,17 @@ NodeDescription; a CA with neither keeps its GUID id (``H-<guid>``) as host name
 :class:`~unifab.model.IbPort` (GUIDs, LID, width, speed, states), completed by the other files:
 
 ``ib/iblinkinfo.txt``     every port's width, speed and logical/physical state (dark ports included)
-``ib/perfquery.txt``      ``perfquery <lid> <port>`` runs, concatenated: PMA error counters (``-x`` blocks too)
+``ib/perfquery.txt``      ``perfquery <lid> <port>`` runs, concatenated: PMA error counters (``-x`` blocks too);
+                          without it, the newest snapshot ``ib/perfquery/<unix time>.txt`` (the series
+                          :mod:`unifab.health.ib_series` reads) stands in
 ``ib/ibqueryerrors.txt``  ``ibqueryerrors`` output: the counters beyond threshold, by GUID and port
 ``ib/sminfo.txt``         ``sminfo``: the master SM as the collecting port sees it
 ``ib/sminfo/<name>.txt``  ``sminfo <lid>``: one file per known SM (standbys included)
 ``hosts/<h>/cmd/ibstat.txt``  ``ibstat`` of the host: its CAs' node and port GUIDs, LIDs, SM LID, states
+``plan/ibnetdiscover.txt``  the intended IB fabric in ibnetdiscover's format (``ibnetdiscover`` of the fabric as
+                          accepted, or generated): each cable's ``<width>x<speed>`` (``4xNDR``) is the rate the plan
+                          gives it (``IbFabric.planned_rates``, judged by TOPO-DEGRADED); the cabling itself is
+                          ``plan/cabling.csv``'s
 """
 
 from __future__ import annotations
@@ -40,8 +46,10 @@ __all__ = [
     "IBSTAT_FILE",
     "IB_FILE",
     "PERFQUERY_FILE",
+    "PLAN_IB_FILE",
     "SMINFO_DIR",
     "SMINFO_FILE",
+    "SNAPSHOT_DIR",
     "IbView",
     "LidIndex",
     "apply_counters",
@@ -50,7 +58,9 @@ __all__ = [
     "lid_index",
     "load_ib",
     "merge_hosts",
+    "planned_rates",
     "sm_record",
+    "snapshot_time",
 ]
 
 IB_FILE = "ib/ibnetdiscover.txt"
@@ -60,6 +70,9 @@ IBQUERYERRORS_FILE = "ib/ibqueryerrors.txt"
 SMINFO_FILE = "ib/sminfo.txt"
 SMINFO_DIR = "ib/sminfo"
 IBSTAT_FILE = "cmd/ibstat.txt"  # under hosts/<host>/
+PLAN_IB_FILE = "plan/ibnetdiscover.txt"
+SNAPSHOT_DIR = "ib/perfquery"  # successive perfquery rounds, one file each: <unix time>.txt
+_SNAPSHOT_NAME = re.compile(r"^(\d{1,12}(?:\.\d{1,9})?)\.txt$")
 DISCOVERED = frozenset({"lldp"})
 _SM_ROLES = {0: "notactive", 1: "discovering", 2: "standby", 3: "master"}
 _CONVENTIONAL_DEVICE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -312,14 +325,35 @@ def sm_record(sm_lid: int, sm_guid: int, priority: int, state: int, activity: in
     return IbSm(guid_text(sm_guid), sm_lid, priority, _SM_ROLES.get(state, f"state {state}"), activity, source)
 
 
-def ib_fabric(sms: list[IbSm], sm_collected: bool, intent_sl: int | None, files: list[str]) -> IbFabric:
+def ib_fabric(
+    sms: list[IbSm],
+    sm_collected: bool,
+    intent_sl: int | None,
+    files: list[str],
+    planned: dict[str, tuple[str, str]] | None = None,
+) -> IbFabric:
     """The subnet record: the SMs (one per GUID; a master reading wins over another state of the same SM)."""
     by_guid: dict[str, IbSm] = {}
     for sm in sms:
         known = by_guid.get(sm.guid)
         if known is None or (sm.state == "master" and known.state != "master"):
             by_guid[sm.guid] = sm
-    return IbFabric(tuple(by_guid[g] for g in sorted(by_guid)), sm_collected, intent_sl, tuple(sorted(files)))
+    return IbFabric(
+        tuple(by_guid[g] for g in sorted(by_guid)), sm_collected, intent_sl, tuple(sorted(files)), dict(planned or {})
+    )
+
+
+def planned_rates(
+    topology: IbTopology, guid_names: dict[str, tuple[str, str]] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Link id -> (width, speed) of every cable of an intended topology whose port lines carry a rate; the ends are
+    named as :func:`ib_view` names the discovered ones, so the ids meet."""
+    view = ib_view(topology, PLAN_IB_FILE, guid_names)
+    out: dict[str, tuple[str, str]] = {}
+    for link, cable in zip(view.links, ibnetdiscover.links(topology), strict=True):
+        if cable.width is not None and cable.speed is not None:
+            out[link.id] = (f"{cable.width}X", cable.speed.upper())
+    return out
 
 
 def load_ib(root: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
@@ -348,8 +382,15 @@ def load_ib(root: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
     files.extend(_load_queryerrors(root, fabric, problems))
     sms, sm_files = _load_sms(root, problems)
     files.extend(sm_files)
+    planned: dict[str, tuple[str, str]] = {}
+    plan_file = root / PLAN_IB_FILE
+    if plan_file.is_file():
+        files.append(PLAN_IB_FILE)
+        intended = problems.parse_file(plan_file, ibnetdiscover.parse)
+        if intended is not None:
+            planned = planned_rates(intended, guid_names)
     if files or sms:
-        fabric.ib = ib_fabric(sms, bool(sm_files), _intent_sl(root), files)
+        fabric.ib = ib_fabric(sms, bool(sm_files), _intent_sl(root), files, planned)
     return links
 
 
@@ -504,16 +545,34 @@ def _load_queryerrors(root: SourcePath, fabric: Fabric, problems: Problems) -> l
     return [IBQUERYERRORS_FILE]
 
 
+def snapshot_time(name: str) -> float | None:
+    """``1764547200.txt`` -> 1764547200.0 (the unix time a perfquery snapshot was taken); ``None`` otherwise."""
+    m = _SNAPSHOT_NAME.match(name)
+    return float(m.group(1)) if m is not None else None
+
+
+def _newest_snapshot(root: SourcePath) -> SourcePath | None:
+    directory = root / SNAPSHOT_DIR
+    if not directory.is_dir():
+        return None
+    timed = [(t, p) for p in directory.iterdir() if p.is_file() and (t := snapshot_time(p.name)) is not None]
+    return max(timed, key=lambda tp: tp[0])[1] if timed else None
+
+
 def _load_counters(root: SourcePath, fabric: Fabric, problems: Problems) -> list[str]:
-    """``ib/perfquery.txt``: each block's counters on the port its LID and port number name."""
+    """``ib/perfquery.txt`` (else the newest ``ib/perfquery/<t>.txt``): each block's counters on the port its LID
+    and port number name."""
     from unifab.parse.ib import perfquery
 
-    path = root / PERFQUERY_FILE
-    if not path.is_file():
+    path: SourcePath | None = root / PERFQUERY_FILE
+    if not (root / PERFQUERY_FILE).is_file():
+        path = _newest_snapshot(root)
+    if path is None:
         return []
+    rel = problems.rel(path)
     capture = problems.parse_file_partial(path, perfquery.parse, not_checked="IB-COUNTERS")
     if capture is None:
-        return [PERFQUERY_FILE]
+        return [rel]
     index = lid_index(fabric.hosts, fabric.switches)
     unknown: list[str] = []
     for block in capture.blocks:
@@ -522,7 +581,7 @@ def _load_counters(root: SourcePath, fabric: Fabric, problems: Problems) -> list
         where = index.by_lid.get(block.lid)
         saturated = frozenset(n for n in block.counters if block.saturated(n))
         if where is None or not apply_counters(
-            fabric.hosts, fabric.switches, where, block.port, block.counters, saturated, PERFQUERY_FILE
+            fabric.hosts, fabric.switches, where, block.port, block.counters, saturated, rel
         ):
             unknown.append(f"lid {block.lid} port {block.port} (line {block.line})")
     if unknown:
@@ -532,7 +591,7 @@ def _load_counters(root: SourcePath, fabric: Fabric, problems: Problems) -> list
             + ", ".join(unknown[:5])
             + (" ..." if len(unknown) > 5 else ""),
         )
-    return [PERFQUERY_FILE]
+    return [rel]
 
 
 def _load_sms(root: SourcePath, problems: Problems) -> tuple[list[IbSm], list[str]]:

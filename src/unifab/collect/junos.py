@@ -47,7 +47,9 @@ def switch_from_junos(name: str, junos_dir: SourcePath, problems: Problems) -> S
     if not path.is_file():
         problems.missing(path, "a Junos switch needs show interfaces | display json", device=name)
         return None
-    interfaces = problems.parse_file(path, junos.parse_interfaces_json, device=name)
+    interfaces = problems.parse_file(
+        path, junos.parse_interfaces_json, device=name, not_checked="the MTU checks do not see the interface not read"
+    )
     if interfaces is None:
         return None
     ports = {i.name: _port(name, i) for i in interfaces if _front_panel(i)}
@@ -82,7 +84,12 @@ def junos_lldp_links(name: str, junos_dir: SourcePath, problems: Problems) -> li
     path = junos_dir / LLDP_FILE
     if not path.is_file():
         return []
-    neighbors = problems.parse_file(path, junos.parse_lldp_json, device=name)
+    neighbors = problems.parse_file(
+        path,
+        junos.parse_lldp_json,
+        device=name,
+        not_checked="the cabling and topology checks do not see that neighbour",
+    )
     if neighbors is None:
         return []
     links: list[Link] = []

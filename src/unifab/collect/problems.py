@@ -6,13 +6,17 @@ file (a located finding), never the device or the run. A parser that reads past 
 :class:`~unifab.errors.ParseProblems` collector, see docs/parsers.md) is called through
 :meth:`Problems.parse_file_partial`: a bad row costs that row, an ``INPUT-PARTIAL`` warning per problem
 (at most :data:`MAX_PARTIAL` per file, then one finding counting the rest); a file with nothing usable is
-still ``INPUT-UNREADABLE``.
+still ``INPUT-UNREADABLE``. :meth:`Problems.parse_file` does the same for any parser whose signature takes
+``problems`` (docs/parsers.md: ``parse(text, source, problems=None)``), so a collector that calls a parser
+which later learns to read past bad rows reports them without a change at the call site.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TypeVar
 
 from unifab.errors import ParseError, ParseProblem, ParseProblems
@@ -21,7 +25,7 @@ from unifab.sources import SourcePath
 
 T = TypeVar("T")
 
-__all__ = ["MAX_PARTIAL", "MAX_REASON", "Problems"]
+__all__ = ["MAX_PARTIAL", "MAX_REASON", "Problems", "takes_problems"]
 
 MAX_REASON = 500  # characters of a recorded failure reason quoted in a finding
 MAX_PARTIAL = 20  # INPUT-PARTIAL findings listed per file; the rest are counted in one more
@@ -207,8 +211,21 @@ class Problems:
         self.partials(path, log.problems, device=device, not_checked=not_checked)
         return result
 
-    def parse_file(self, path: SourcePath, parser: Callable[[str, str], T], device: str | None = None) -> T | None:
-        """Read and parse one file; on any failure record a finding and return ``None``."""
+    def parse_file(
+        self,
+        path: SourcePath,
+        parser: Callable[[str, str], T],
+        device: str | None = None,
+        not_checked: str | None = None,
+    ) -> T | None:
+        """Read and parse one file; on any failure record a finding and return ``None``.
+
+        A parser that takes ``problems`` (see :func:`takes_problems`) is called as by
+        :meth:`parse_file_partial`: what it skipped becomes ``INPUT-PARTIAL`` findings (with ``not_checked``).
+        """
+        if takes_problems(parser):
+            partial: Callable[[str, str, ParseProblems], T] = parser  # type: ignore[assignment]
+            return self.parse_file_partial(path, partial, device=device, not_checked=not_checked)
         text = self._read_text(path, device)
         if text is None:
             return None
@@ -217,3 +234,13 @@ class Problems:
         except ParseError as exc:
             self.unreadable(path, exc.expected, line=exc.line, device=device)
             return None
+
+
+@cache
+def takes_problems(parser: Callable[..., object]) -> bool:
+    """Whether ``parser`` reads past bad rows: its third parameter is ``problems`` (docs/parsers.md)."""
+    try:
+        params = list(inspect.signature(parser).parameters)
+    except (TypeError, ValueError):  # a builtin or a callable without a signature: a plain parser
+        return False
+    return len(params) >= 3 and params[2] == "problems"

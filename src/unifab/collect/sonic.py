@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch, SwitchBuffers
-from unifab.parse.switch import sonic_lldp, sonic_qos, sonic_version
+from unifab.parse.switch import sonic_interfaces_status, sonic_lldp, sonic_qos, sonic_version
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ __all__ = [
     "CONFIG_DB_NOT_CHECKED",
     "ECN_OFF",
     "LLDP_NOT_CHECKED",
+    "SHOW_INTERFACES_STATUS",
     "SHOW_VERSION",
     "sonic_lldp_links",
     "switch_from_config_db",
@@ -32,6 +33,10 @@ ECN_OFF = (None, "ecn_none")
 CONFIG_DB_NOT_CHECKED = "the QoS, PFC, ECN, buffer and headroom checks skip what was not read"
 LLDP_NOT_CHECKED = "the cabling and topology checks do not see that neighbour"
 SHOW_VERSION = "show-version.txt"  # `show version` beside config_db.json: the image (Switch.version)
+# `show interfaces status` beside config_db.json (optional, an operator's capture): the speed of the CONFIG_DB
+# ports whose PORT row has none. Not their MTU: a PORT row without one runs SONiC's default (sonic_qos.DEFAULT_MTU,
+# what portmgrd sets), which the reader already applies, so the table cannot add to it.
+SHOW_INTERFACES_STATUS = "show-interfaces-status.txt"
 
 
 def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Switch | None:
@@ -54,7 +59,27 @@ def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Sw
                 platform=switch.platform or version.platform,
                 hwsku=switch.hwsku or version.hwsku,
             )
+    status_path = path.with_name(SHOW_INTERFACES_STATUS)
+    if status_path.is_file() and any(p.speed_mbps is None for p in switch.ports.values()):
+        rows = problems.parse_file(
+            status_path,
+            sonic_interfaces_status.parse,
+            device=name,
+            not_checked="the speed-dependent checks (headroom, cable length) skip the ports without a speed",
+        )
+        switch = _fill_from_status(switch, rows or ())
     return switch
+
+
+def _fill_from_status(switch: Switch, rows: tuple[sonic_interfaces_status.SonicInterfaceStatus, ...]) -> Switch:
+    """The CONFIG_DB ports without a speed take it from ``show interfaces status``; what CONFIG_DB sets is never
+    overridden, and ports it does not list (port channels, other ASICs') are not added."""
+    speeds = {r.name: r.speed_mbps for r in rows if r.speed_mbps is not None}
+    ports = {
+        n: replace(p, speed_mbps=speeds[n]) if p.speed_mbps is None and n in speeds else p
+        for n, p in switch.ports.items()
+    }
+    return replace(switch, ports=ports)
 
 
 def switch_from_sonic(name: str, config_file: str, sw: sonic_qos.SonicSwitch) -> Switch:

@@ -121,7 +121,8 @@ def _window(hits: Sequence[tuple[Interval, float]], count: int, window_s: float,
     lo, running = 0, 0.0
     for hi, (interval, amount) in enumerate(hits):
         running += amount
-        while interval.end - hits[lo][0].start > window_s:
+        # an interval longer than the window on its own (samples far apart) still counts as one hit
+        while lo < hi and interval.end - hits[lo][0].start > window_s:
             running -= hits[lo][1]
             lo += 1
         if hi - lo + 1 >= count and running >= total:

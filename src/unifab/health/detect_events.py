@@ -12,7 +12,9 @@
   to its leaf; between two leaves, their uplinks, by ECMP any of them). A NIC's link is blamed when errors
   name at least ``nccl_peers`` distinct peers through it **and** come from both of its sides (the NIC reported
   some, its peers reported it): a peer whose process died makes every rank talking to it report errors, but it
-  reports none itself, and that is not the network.
+  reports none itself, and that is not the network. Errors left over, between NICs on different leaves, whose only
+  common element is one leaf (many pairs, from several of its NICs to several other leaves) are put on that
+  leaf's uplinks (``switch:<leaf>``; ECMP hides which one).
 """
 
 from __future__ import annotations
@@ -206,11 +208,13 @@ def nccl_errors(records: Sequence[NcclRecord], fabric: Fabric, t: Thresholds, wh
         link_of.setdefault(link.b, link)
     sides: dict[str, _Side] = {}
     by_id: dict[str, Nic] = {}
+    pairs: dict[tuple[str, str], list[NcclRecord]] = {}
     for r in records:
         local, remote = nics.local(r), nics.remote(r)
         if local is None or remote is None or local.id == remote.id:
             continue
         by_id[local.id], by_id[remote.id] = local, remote
+        pairs.setdefault((min(local.id, remote.id), max(local.id, remote.id)), []).append(r)
         a, b = sides.setdefault(local.id, _Side()), sides.setdefault(remote.id, _Side())
         a.reported.add(remote.id)
         b.reported_by.add(local.id)
@@ -242,6 +246,75 @@ def nccl_errors(records: Sequence[NcclRecord], fabric: Fabric, t: Thresholds, wh
                 0.0,
                 0,
                 tuple(notes),
+            )
+        )
+    taken = {s.endpoint for s in out}  # pairs of a NIC whose link is blamed are explained
+    # a NIC several peers report while it reports nothing is a dead process, not the network: its pairs go too
+    dead = {n for n, side in sides.items() if not side.reported and len(side.reported_by) >= 2}
+    rest = {
+        p: rs
+        for p, rs in pairs.items()
+        if not {by_id[p[0]].endpoint, by_id[p[1]].endpoint} & taken and not dead.intersection(p)
+    }
+    return out + _ecmp(rest, by_id, link_of, t, when)
+
+
+def _ecmp(
+    pairs: dict[tuple[str, str], list[NcclRecord]],
+    by_id: dict[str, Nic],
+    link_of: dict[Endpoint, Link],
+    t: Thresholds,
+    when: float,
+) -> list[Symptom]:
+    """NIC pairs on different leaves whose errors share one leaf and nothing else: that leaf's uplinks (ECMP).
+
+    A leaf is blamed when at least ``max(3, nccl_peers + 1)`` failing pairs cross it, from at least two of its
+    own NICs (one NIC would be that NIC's link) to at least two NICs on at least two other leaves (with one, both
+    leaves are common); pairs with a dead process (a NIC its peers report, reporting nothing) are left out first.
+    NCCL alone cannot tell which uplink: ECMP hashed each pair onto one of them.
+    """
+
+    def leaf(nic: Nic) -> str | None:
+        link = link_of.get(nic.endpoint)
+        return None if link is None else (link.b if link.a == nic.endpoint else link.a).node
+
+    through: dict[str, list[tuple[tuple[str, str], str, str]]] = {}  # leaf -> (pair, near NIC, far leaf)
+    for pair in pairs:
+        a, b = by_id[pair[0]], by_id[pair[1]]
+        la, lb = leaf(a), leaf(b)
+        if la is None or lb is None or la == lb:
+            continue
+        through.setdefault(la, []).append((pair, a.id, lb))
+        through.setdefault(lb, []).append((pair, b.id, la))
+    out = []
+    for name, crossing in sorted(through.items()):
+        near = {n for _, n, _ in crossing}
+        far = {f for _, _, f in crossing}
+        far_nics = {x for p, n, _ in crossing for x in p if x != n}
+        if len(crossing) < max(3, t.nccl_peers + 1) or len(near) < 2 or len(far) < 2 or len(far_nics) < 2:
+            continue
+        records = [r for p, _, _ in crossing for r in pairs[p]]
+        times = [r.time for r in records if r.time is not None]
+        start, end = (min(times), max(times)) if times else (when, when)
+        notes = (
+            f"{len(crossing)} NIC pairs from {len(near)} of {name}'s NICs to {len(far)} other leaves share only "
+            f"{name} and its uplinks (ECMP): one uplink of {name}, or {name} itself",
+            *(f"{p[0]} <-> {p[1]}" for p, _, _ in crossing[:4]),
+        )
+        statuses = ",".join(sorted({f"status={r.error.status}" for r in records}))
+        out.append(
+            Symptom(
+                NCCL_ERROR,
+                f"switch:{name}",
+                Endpoint(name, ""),
+                statuses,
+                start,
+                end,
+                float(len(records)),
+                len(crossing),
+                0.0,
+                0,
+                notes,
             )
         )
     return out

@@ -12,8 +12,9 @@ from unifab.health.events import EventStore
 from unifab.health.localize import Incident, iso, localize
 from unifab.health.series import SeriesStore, gap_count
 from unifab.model import Fabric, Finding
+from unifab.sources import SourcePath
 
-__all__ = ["HealthResult", "document", "run_health"]
+__all__ = ["HealthResult", "document", "read_bundle_series", "run_health"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,15 @@ class HealthResult:
     gaps: int  # intervals with missing samples, over every series
     span: tuple[float, float] | None
     problems: tuple[str, ...]
+
+
+def read_bundle_series(root: SourcePath, fabric: Fabric) -> SeriesStore:
+    """Every counter series a bundle holds: ``telemetry/*.om`` and the successive ``ib/perfquery/*.txt`` rounds
+    (a series both give is kept from the telemetry)."""
+    from unifab.health.ib_series import read_ib_snapshots
+    from unifab.health.series import read_bundle
+
+    return read_ib_snapshots(root, fabric, read_bundle(root, fabric))
 
 
 def run_health(

@@ -14,7 +14,8 @@ The rules, most encompassing first (each symptom is explained by one incident):
 7. PFC pause without ECN marks or CNPs → the **NIC** (with the configuration findings on its path);
 8. a GPU Xid the catalog treats as a fault → the **GPU**, with the vendor's action;
 9. NCCL completion errors blamed on one NIC's link → the incident already on that link or its ends, else the
-   **link**.
+   **link**; errors between pairs across leaves whose only common element is one leaf → that **switch** (one of its
+   ECMP uplinks).
 
 A DOM alarm or warning (HEALTH-OPTICS) counts as an error symptom of its end in rules 3 and 4: with uncorrected
 errors at the same end it makes the optic the root cause with more confidence.
@@ -363,6 +364,11 @@ def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft]) -> None:
             draft.symptoms.append(symptom)
             draft.confidence = min(0.95, draft.confidence + 0.05)
             return
+    if symptom.entity.startswith("switch:"):  # pairs across leaves sharing only this leaf's uplinks (ECMP)
+        summary = f"NCCL completion errors ({symptom.counter}): {symptom.notes[0]}"
+        why = ("NCCL cannot tell which uplink ECMP chose: compare the uplinks' FEC/CRC counters and shut the bad one",)
+        drafts.append(_Draft("switch", symptom.entity, 0.6, [symptom], summary, set(), why))
+        return
     summary = (
         f"NCCL completion errors ({symptom.counter}) with {symptom.intervals} peers all cross "
         f"{symptom.entity.removeprefix('link:')}, reported from both of its sides: the link or its NIC"

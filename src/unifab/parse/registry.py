@@ -92,6 +92,11 @@ FORMATS: dict[str, Format] = {
         ),
         Format("sonic-lldp", "unifab.parse.switch.sonic_lldp", "SONiC APPL_DB LLDP_ENTRY_TABLE neighbours"),
         Format("sonic-version", "unifab.parse.switch.sonic_version", "SONiC show version: image, platform, HwSKU"),
+        Format(
+            "sonic-interfaces-status",
+            "unifab.parse.switch.sonic_interfaces_status",
+            "SONiC show interfaces status: lanes, speed, MTU, FEC, oper/admin state per port",
+        ),
         Format("eos-version", "unifab.parse.switch.eos_version_text", "Arista EOS show version (CLI text)"),
         Format("nvue-system", "unifab.parse.switch.nvue_system", "Cumulus NVUE nv show system: the running release"),
         Format(
@@ -118,6 +123,7 @@ FORMATS: dict[str, Format] = {
         Format("ibqueryerrors", "unifab.parse.ib.ibqueryerrors", "ibqueryerrors: ports past the error thresholds"),
         Format("sminfo", "unifab.parse.ib.sminfo", "sminfo: the subnet manager's LID, GUID, priority, state"),
         Format("ibstat", "unifab.parse.ib.ibstat", "ibstat / ibstatus: local CAs and their ports"),
+        Format("saquery", "unifab.parse.ib.saquery", "saquery NR <lid>: SA node records (node descriptions)"),
         Format("slurm-jobs", "unifab.parse.sched.slurm_jobs", "squeue [--json] / scontrol show job / slurmrestd jobs"),
         Format(
             "slurm-nodes", "unifab.parse.sched.slurm_nodes", "sinfo --json|-R|-N -l / scontrol show node / slurmrestd"
@@ -169,7 +175,11 @@ FORMATS: dict[str, Format] = {
         ),
         Format("ip-monitor", "unifab.parse.host.ip_monitor", "ip -ts monitor link events + carrier counters"),
         Format("lldpcli-xml", "unifab.parse.host.lldpcli_xml", "lldpcli -f xml show neighbors details"),
-        Format("nccl-debug", "unifab.parse.host.nccl_debug", "NCCL_DEBUG=INFO log: NET/IB and NET/Socket selection"),
+        Format(
+            "nccl-debug",
+            "unifab.parse.host.nccl_debug",
+            "NCCL_DEBUG=INFO log: NCCL version, NET/IB and NET/Socket selection",
+        ),
         Format("nvlink-status", "unifab.parse.host.nvlink_status", "nvidia-smi nvlink --status"),
         Format("show-gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
         Format("ibv-devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),

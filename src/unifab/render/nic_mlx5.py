@@ -14,6 +14,7 @@ from unifab.render.host_script import NicTarget
 
 __all__ = [
     "CC_PARAMS",
+    "DCBX_NOT_PERSISTENT",
     "LIBRARY",
     "NP_PARAMS",
     "NicSettings",
@@ -29,6 +30,7 @@ __all__ = [
     "dcb_pfc",
     "dcb_pfc_delay",
     "dcb_pfc_pairs",
+    "dcbx_handover",
     "dcbx_os",
     "dscp2prio",
     "ecn_enable",
@@ -103,6 +105,19 @@ def cable_len(netdev: str, metres: int) -> str:
 def dcbx_os(netdev: str) -> str:
     """Hand the port's DCBX to the OS (``mlnx_qos -d os``): the host's DCB settings stop being overridden."""
     return f"mlnx_qos -i {netdev} -d os"
+
+
+# What the QOS-DCBX fix says of a hand-over that does not last (checks/host_qos.py, kept in the same words).
+DCBX_NOT_PERSISTENT = (
+    "# the firmware takes DCBX back at the next boot while its LLDP DCBX agent is on: for good, "
+    "mlxconfig -d <dev> set LLDP_NB_DCBX_P1=0 (then a firmware reset), or run mlnx_qos -d os at boot"
+)
+
+
+def dcbx_handover(netdev: str) -> list[str]:
+    """The host script's step that takes DCBX from the firmware where ``qos.dcbx`` is ``os``: the same
+    ``mlnx_qos -i IF -d os`` as the QOS-DCBX fix, run only when ``mlnx_qos`` reports firmware control."""
+    return [DCBX_NOT_PERSISTENT, f"mlx5_dcbx_os {hs.q(hs.netdev(netdev))}"]
 
 
 def pause_argv(netdev: str, autoneg: str = "off", rx: str = "off", tx: str = "off") -> list[str]:
@@ -225,11 +240,12 @@ def cc_param_values(profile: QosProfile) -> dict[str, int]:
     return values
 
 
-# Reads `mlnx_qos -i IF -a` (host-nic-roce §1.2) into key=value lines: trust, cable, pfc, prio2buffer,
-# dscp (64 priorities, "-" where unmapped), prio_tc, tsa, tcbw (8 values each, comma separated).
+# Reads `mlnx_qos -i IF -a` (host-nic-roce §1.2) into key=value lines: dcbx (os|fw), trust, cable, pfc,
+# prio2buffer, dscp (64 priorities, "-" where unmapped), prio_tc, tsa, tcbw (8 values each, comma separated).
 LIBRARY = r"""
 mlx5_state() {
   mlnx_qos -i "$1" -a | awk '
+    /^DCBX mode:/ { dcbx = ($3 == "Firmware") ? "fw" : "os" }
     /^Priority trust state:/ { trust = $4 }
     /^Cable len:/ { cable = $3 }
     /^\tenabled / { pfc = $2; for (i = 3; i <= 9; i++) pfc = pfc "," $i }
@@ -245,7 +261,7 @@ mlx5_state() {
     }
     /^\t priority: / { ptc[$2 + 0] = tc }
     END {
-      printf "trust=%s\ncable=%s\npfc=%s\nprio2buffer=%s\n", trust, cable, pfc, buf
+      printf "dcbx=%s\ntrust=%s\ncable=%s\npfc=%s\nprio2buffer=%s\n", dcbx, trust, cable, pfc, buf
       s = ""; for (i = 0; i < 64; i++) s = s (i ? "," : "") ((i in map) ? map[i] : "-"); print "dscp=" s
       a = ""; t = ""; b = ""
       for (i = 0; i < 8; i++) {
@@ -258,6 +274,12 @@ mlx5_state() {
 }
 
 kv() { printf '%s\n' "$1" | sed -n "s/^$2=//p"; }
+
+# mlx5_dcbx_os IF: hand the port's DCBX from the NIC firmware to the OS (`mlnx_qos -d os`, QOS-DCBX's fix), so
+# the switch's DCBX TLVs stop overriding the settings that follow; nothing when the OS has it already
+mlx5_dcbx_os() {
+  if changed "$1 dcbx" "$(kv "$(mlx5_state "$1")" dcbx)" os; then mlnx_qos -i "$1" -d os >/dev/null; fi
+}
 
 # mlx5_qos IF PFC PRIO_TC TSA TCBW PRIO2BUFFER CABLE DSCP: set what differs, through mlnx_qos
 mlx5_qos() {
@@ -349,6 +371,8 @@ def section(nic: NicTarget, profile: QosProfile) -> str:
     lines = [f"\n# --- {ifc}" + (f" ({dev})" if dev else "") + " ---"]
     lines.append(f"set_file {hs.q(f'/sys/class/net/{ifc}/mtu')} {hs.q(profile.host_mtu)}")
     lines.append("if command -v mlnx_qos >/dev/null 2>&1; then")
+    if profile.dcbx == "os":  # first: while the firmware runs DCBX, the switch's TLVs override what follows
+        lines += [f"  {line}" for line in dcbx_handover(ifc)]
     args = (s.pfc, s.prio_tc, s.tsa, s.tcbw, s.prio2buffer, str(s.cable_m), s.dscp)
     lines.append(f"  mlx5_qos {hs.q(ifc)} " + " ".join(hs.q(a) for a in args))
     lines.append("else")
@@ -446,7 +470,7 @@ def applied(current: mlnx_qos.MlnxQos | None, profile: QosProfile, cable_m: int)
     sizes = current.buffers.sizes if current and current.buffers else (130944, 261888, 0, 0, 0, 0, 0, 0)
     total = current.buffers.max_buffer_size if current and current.buffers else None
     return mlnx_qos.MlnxQos(
-        dcbx=current.dcbx if current else "os",
+        dcbx="os" if profile.dcbx == "os" else (current.dcbx if current else "os"),
         trust="dscp",
         dscp2prio=dict(profile.dscp_to_priority),
         pfc_enabled=tuple(sorted(profile.lossless_priorities)),

@@ -305,18 +305,19 @@ def _sonic_wred(profile: str, min_bytes: int, max_bytes: int, probability: int) 
 
 
 EOS_FEC = {"rs": "reed-solomon", "fc": "fire-code", "none": "disabled"}
+EOS_CONFIGURE = "configure"
 EOS_SAVE = ("end", "write memory")
 
 
 class EosCli(_Dialect):
-    """Lines to enter in ``configure`` mode; interface lines open the interface's context first; ``end`` and
-    ``write memory`` close every group. EOS keeps no named objects for these settings (maps are global,
-    ECN and schedulers are set on the interface's tx-queue)."""
+    """Lines pasted at the enable prompt: ``configure`` opens configuration mode, interface lines open the
+    interface's context first, ``end`` and ``write memory`` close every group. EOS keeps no named objects for
+    these settings (maps are global, ECN and schedulers are set on the interface's tx-queue)."""
 
     def finish(self, commands: Iterable[str]) -> Commands:
-        body = [c for c in commands if c not in EOS_SAVE]
+        body = [c for c in commands if c not in EOS_SAVE and c != EOS_CONFIGURE]
         changes = any(not c.startswith(("!", "show ")) for c in body)
-        return (*body, *EOS_SAVE) if changes else tuple(body)
+        return (EOS_CONFIGURE, *body, *EOS_SAVE) if changes else tuple(body)
 
     def trust_dscp(self, port: str, dscp_to_tc: Mapping[int, int]) -> Commands:
         return (f"interface {port}", "qos trust dscp")
@@ -515,21 +516,22 @@ class NvueCli(_Dialect):
         return (f"nv show interface {_w(port)} link", f"nv show interface {_w(port)} transceiver")
 
 
+JUNOS_CONFIGURE = "configure"
 JUNOS_COMMIT = "commit and-quit"
 
 
 class JunosCli(_Dialect):
-    """``set`` lines for Junos configuration mode (``configure`` first); ``commit and-quit`` activates and keeps
-    each group (a Junos commit is persistent: there is no separate save).
+    """``set`` lines for Junos configuration mode, opened by ``configure``; ``commit and-quit`` activates and keeps
+    each group (a Junos commit is persistent: there is no separate save) and returns to operational mode.
 
     unifab does not read Junos class-of-service yet, so no QoS finding arises on a Junos port; the QoS methods
     other than PFC answer with a comment saying what to set by hand rather than guess forwarding-class names.
     """
 
     def finish(self, commands: Iterable[str]) -> Commands:
-        body = [c for c in commands if c != JUNOS_COMMIT]
+        body = [c for c in commands if c not in (JUNOS_COMMIT, JUNOS_CONFIGURE)]
         changes = any(c.startswith(("set ", "delete ")) for c in body)
-        return (*body, JUNOS_COMMIT) if changes else tuple(body)
+        return (JUNOS_CONFIGURE, *body, JUNOS_COMMIT) if changes else tuple(body)
 
     def _not_read(self, what: str) -> Commands:
         return (f"# {what}: unifab does not read Junos class-of-service yet; set it under [edit class-of-service]",)

@@ -11,6 +11,10 @@ How the tree is built (linear in links):
   the SU is one block, and every pair of its hosts is one leaf hop apart on every rail. A block is named after
   its leaves with their ``-r<i>`` rail suffix dropped (``leaf-su1``) when that gives one name, else after its
   first leaf.
+- **NVLink domains** (Slurm's block plugin only): on GB200-class systems the GPUs of one multi-node NVLink domain
+  report one ``<ClusterUUID>.<CliqueId>`` (``nvidia-smi -q``, Fabric), which is the scheduler's tightest unit:
+  those hosts are one block, named ``nvl-<first 8 hex of the ClusterUUID>-<CliqueId>``. Hosts that report no
+  domain keep their scalable unit's block.
 - **Levels above**: a switch above a level (linked to its switches, not to hosts) is grouped with the other
   switches that reach exactly the same children, because redundant spines (all spines of a plane, all planes)
   are one hop for the scheduler; the group is one logical switch named by its members' common name (``spine``
@@ -39,6 +43,7 @@ __all__ = [
     "RAIL_MAP_FORMAT",
     "Level",
     "Tree",
+    "block_levels",
     "hostlist",
     "k8s_labels",
     "rail_map",
@@ -64,6 +69,7 @@ class Level:
     members: tuple[str, ...]  # physical switches, sorted
     nodes: tuple[str, ...] = ()  # hosts (level 0 only)
     children: tuple[str, ...] = ()  # logical switches one level down
+    nvlink_domain: str | None = None  # a block of one NVLink domain: its "<ClusterUUID>.<CliqueId>"
 
 
 @dataclass(slots=True)
@@ -226,7 +232,7 @@ def _unique_names(levels: list[Level], taken: set[str] | None = None) -> None:
             name, n = f"{lv.members[0]}-{n}", n + 1
         seen.add(name)
         if name != lv.name:
-            levels[i] = Level(name, lv.members, lv.nodes, lv.children)
+            levels[i] = Level(name, lv.members, lv.nodes, lv.children, lv.nvlink_domain)
 
 
 def _members_comment(lv: Level) -> str:
@@ -248,11 +254,39 @@ def slurm_tree(tree: Tree) -> str:
     return "".join(out)
 
 
-def slurm_block(tree: Tree) -> str:
-    """``topology.conf`` for Slurm's ``topology/block`` plugin (23.11 and later): one block per scalable unit."""
-    out = [HEADER]
+def block_levels(tree: Tree, fabric: Fabric | None = None) -> list[Level]:
+    """The blocks of Slurm's block plugin: one per NVLink domain the fabric's hosts report, then the scalable
+    units of the tree with those hosts taken out (an SU left without hosts is dropped)."""
+    domains: dict[str, list[str]] = defaultdict(list)
+    if fabric is not None:
+        for name in sorted(fabric.hosts):
+            domain = fabric.hosts[name].nvlink_domain
+            if domain is not None and _checked("host", name, tree.refused):
+                domains[domain].append(name)
+    out: list[Level] = []
+    for domain, hosts in sorted(domains.items()):
+        uuid, _, clique = domain.rpartition(".")
+        name = f"nvl-{uuid[:8]}-{clique}"
+        if _checked("NVLink domain", name, tree.refused):
+            out.append(Level(name, (), nodes=tuple(hosts), nvlink_domain=domain))
+    placed = {h for lv in out for h in lv.nodes}
     for lv in tree.blocks:
-        out.append(_members_comment(lv))
+        rest = tuple(h for h in lv.nodes if h not in placed)
+        if rest:
+            out.append(Level(lv.name, lv.members, nodes=rest))
+    _unique_names(out)
+    return out
+
+
+def slurm_block(tree: Tree, fabric: Fabric | None = None) -> str:
+    """``topology.conf`` for Slurm's ``topology/block`` plugin (23.11 and later): a block per NVLink domain the
+    hosts report, else per scalable unit (:func:`block_levels`)."""
+    out = [HEADER]
+    for lv in block_levels(tree, fabric):
+        if lv.nvlink_domain is not None:
+            out.append(f"# {lv.name}: NVLink domain {lv.nvlink_domain}\n")
+        else:
+            out.append(_members_comment(lv))
         out.append(f"BlockName={lv.name} Nodes={hostlist(lv.nodes)}\n")
     return "".join(out)
 
@@ -312,6 +346,7 @@ def rail_map(fabric: Fabric) -> dict[str, object]:
             rows.append(
                 {
                     "rail": rail,
+                    "fabric": fabric.end_fabric(end) or "roce",  # a storage HCA on an IB leaf is not a RoCE rail
                     "netdev": nic.netdev if nic else end.port,
                     "rdma_dev": rdma,
                     "gpus": sorted(gpus_by_nic.get(rdma or "", [])),

@@ -9,7 +9,7 @@ is a row of ``unifab render --format json`` with its files and diff.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from unifab.api import FindingDoc, check_catalog
 from unifab.report import railmap
+from unifab.serve.api_intent import stored_intent
 from unifab.serve.auth import READ
 from unifab.serve.fabric_views import FabricIndex
 from unifab.serve.render_view import MAX_INTENT_BYTES, RenderError, device_rows
@@ -148,7 +149,7 @@ class Graph(TypedDict):
 
 
 class RenderRequest(TypedDict):
-    intent: str  # the intent file's text (fabric.yaml, docs/intent.md)
+    intent: NotRequired[str]  # the intent file's text (fabric.yaml, docs/intent.md); default: PUT /intent's
 
 
 class RenderedDevice(TypedDict):
@@ -331,9 +332,15 @@ def fabric_router() -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=200)] = 20,
     ) -> RenderPage:
         """Render an intent for the fabric's devices (``unifab render --bundle``): each device's files and
-        its diff against what it runs now, and the NCCL environment."""
+        its diff against what it runs now, and the NCCL environment. Without ``intent`` in the body: the
+        intent the server holds (``PUT /api/v1/intent``, or the bundle's fabric.yaml)."""
         server = _server(request)
-        text = body["intent"]
+        text = body.get("intent")
+        if text is None:
+            held = await run_in_threadpool(stored_intent, server)
+            if held is None:
+                raise HTTPException(422, ["intent: none given and none held (PUT /api/v1/intent first)"])
+            text = held.decode("utf-8", "replace")
         if len(text.encode()) > MAX_INTENT_BYTES:
             raise HTTPException(413, f"the intent is larger than {MAX_INTENT_BYTES:,} bytes")
         index = await run_in_threadpool(index_of, server)

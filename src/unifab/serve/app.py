@@ -26,12 +26,14 @@ from typing_extensions import TypedDict
 
 from unifab.api import FindingDoc, check_catalog
 from unifab.serve.api_fabric import fabric_router
+from unifab.serve.api_intent import intent_router
 from unifab.serve.auth import ADMIN, INGEST, READ, ROLES
 from unifab.serve.ingest import DEVICE_NAME, IngestError
 from unifab.serve.metrics import CONTENT_TYPE
-from unifab.serve.routing import SEVERITIES, device_model, guarded, principal_of
+from unifab.serve.routing import SEVERITIES, device_model, guarded, job_scope, parse_time, principal_of
 from unifab.serve.service import Server, Settings
-from unifab.serve.store import Heartbeat
+from unifab.serve.store import TIME_FIELDS, Heartbeat
+from unifab.serve.store_views import changes, fabrics
 from unifab.serve.ui import render, ui_router
 from unifab.serve.ui_fabric import fabric_ui_router
 from unifab.serve.work import QUEUED
@@ -75,6 +77,7 @@ class DeviceItem(TypedDict):
     received_at: str
     origin: dict[str, Any]
     snapshot_id: str
+    fabric: str | None  # roce | ib | roce+ib (a host with RoCE NICs and an InfiniBand HCA)
 
 
 class DevicesPage(TypedDict):
@@ -127,11 +130,30 @@ class FindingCounts(TypedDict):
     by_severity: dict[str, int]
 
 
+class ChangeRow(TypedDict):
+    key: str
+    check: str
+    severity: str
+    message: str
+    at: str | None
+
+
+class Changes(TypedDict):
+    snapshot: dict[str, Any]  # id, received_at, mode of the latest snapshot
+    opened: int
+    changed: int
+    cleared: int
+    items: dict[str, list[ChangeRow]]  # opened, cleared: the first rows, worst first
+
+
 class Summary(TypedDict):
     findings: FindingCounts
     by_check: dict[str, dict[str, int]]
     devices: dict[str, int]
     last_snapshot: dict[str, Any] | None
+    changes: Changes | None  # what the latest snapshot changed
+    fabrics: dict[str, dict[str, int]]  # devices by fabric (roce, ib) and kind
+    ib_findings: dict[str, int]  # the InfiniBand silo's open findings by severity
 
 
 class TokenRequest(TypedDict):
@@ -225,6 +247,7 @@ def create_app(settings: Settings | None = None, server: Server | None = None) -
 
     app.include_router(fabric_router())  # before /api/v1/findings: /findings/history is not a finding
     app.include_router(_api_router(app))
+    app.include_router(intent_router())
     app.include_router(_public_router(server))
     app.include_router(ui_router())
     app.include_router(fabric_ui_router())
@@ -266,18 +289,22 @@ def _api_router(app: FastAPI) -> APIRouter:
 
     @guarded(api, "get", "/summary", READ, tags=["fabric"])
     def summary(request: Request) -> Summary:
-        """Open findings by severity and by check, devices by kind, the last snapshot."""
-        doc: Summary = srv(request).store.summary()  # type: ignore[assignment]
+        """Open findings by severity and by check, devices by kind and by fabric, the last snapshot, and what
+        it changed (the findings it opened and cleared)."""
+        store = srv(request).store
+        doc: Summary = {**store.summary(), **fabrics(store), "changes": changes(store)}  # type: ignore[typeddict-item]
         return doc
 
     @guarded(api, "get", "/devices", READ, tags=["fabric"])
     def devices(
         request: Request,
         kind: Annotated[str | None, Query(pattern="^(host|switch)$")] = None,
+        fabric: Annotated[str | None, Query(pattern="^(roce|ib)$", description="on this fabric")] = None,
         cursor: str | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> DevicesPage:
-        page = _paged(lambda: srv(request).store.devices(kind=kind, cursor=cursor, limit=limit))
+        """Devices by name; each says which fabric it is on (``roce``, ``ib``, ``roce+ib``)."""
+        page = _paged(lambda: srv(request).store.devices(kind=kind, fabric=fabric, cursor=cursor, limit=limit))
         return {"items": page.items, "next_cursor": page.next_cursor}
 
     @guarded(api, "get", "/devices/{name}", READ, tags=["fabric"], responses={404: {"description": "no such device"}})
@@ -298,15 +325,27 @@ def _api_router(app: FastAPI) -> APIRouter:
         device: Annotated[str | None, Query(description="host:<name>, switch:<name> or a bare name")] = None,
         state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
         q: Annotated[str | None, Query(max_length=200, description="text in the message or key")] = None,
+        job: Annotated[str | None, Query(max_length=300, description="job:slurm:<id> or slurm:<id>")] = None,
+        since: Annotated[str | None, Query(max_length=64, description="ISO-8601; `time` at or after it")] = None,
+        until: Annotated[str | None, Query(max_length=64, description="ISO-8601; `time` before it")] = None,
+        time: Annotated[str, Query(pattern=f"^({'|'.join(TIME_FIELDS)})$", description="what since/until bound")] = (
+            "first_seen"
+        ),
         cursor: str | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> FindingsPage:
-        """Findings in report order (worst first), filtered; ``next_cursor`` fetches the next page."""
+        """Findings in report order (worst first), filtered; ``next_cursor`` fetches the next page.
+
+        ``job``: the findings on the job's network (``unifab check --job``), and the cleared ones about its
+        hosts. ``since``/``until`` bound ``time``: ``first_seen``, ``last_seen`` or ``cleared`` (cleared_at)."""
         bad = [s for s in severity or () if s not in SEVERITIES]
         if bad:
             raise HTTPException(422, f"unknown severity {bad[0]!r}; expected one of {', '.join(SEVERITIES)}")
+        start, end = parse_time("since", since), parse_time("until", until)
+        server = srv(request)
+        scope = job_scope(server, job)
         page = _paged(
-            lambda: srv(request).store.findings(
+            lambda: server.store.findings(
                 check=check or (),
                 severity=severity or (),
                 device=device,
@@ -314,6 +353,10 @@ def _api_router(app: FastAPI) -> APIRouter:
                 cursor=cursor,
                 limit=limit,
                 q=q or None,
+                since=start,
+                until=end,
+                time=time,
+                job=scope,
             )
         )
         return {"items": page.items, "next_cursor": page.next_cursor}
@@ -466,7 +509,7 @@ def _api_router(app: FastAPI) -> APIRouter:
     def audit(
         request: Request, cursor: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 100
     ) -> dict[str, Any]:
-        """Every change (ingest, token), newest first."""
+        """Every change (ingest, re-check, token, intent), newest first."""
         page = _paged(lambda: srv(request).store.audit_log(cursor=cursor, limit=limit))
         return {"items": page.items, "next_cursor": page.next_cursor}
 

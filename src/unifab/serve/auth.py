@@ -24,6 +24,7 @@ __all__ = [
     "ADMIN",
     "CACHE_SECONDS",
     "INGEST",
+    "INTENT",
     "READ",
     "ROLES",
     "NewToken",
@@ -39,6 +40,7 @@ ROLES = ("viewer", "operator", "agent", "admin")
 READ: tuple[str, ...] = ("viewer", "operator", "admin")  # the fabric, findings, the UI
 INGEST: tuple[str, ...] = ("agent", "operator", "admin")  # POST /api/v1/snapshots
 ADMIN: tuple[str, ...] = ("admin",)  # tokens, the audit log
+INTENT: tuple[str, ...] = ("operator", "admin")  # PUT /api/v1/intent: what the fabric is checked against
 CACHE_SECONDS = 60.0
 PREFIX = "ufb_"
 

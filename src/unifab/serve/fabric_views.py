@@ -56,6 +56,7 @@ class FabricIndex:
     _ctx: CheckContext | None = None
     _grid: railmap.RailGrid | None = None
     _jobs: dict[str, list[Finding]] = field(default_factory=dict)
+    _status: dict[tuple[str, str, str], int] | None = None
 
     @classmethod
     def build(cls, key: tuple[int, ...], fabric: Fabric, findings: list[Finding]) -> FabricIndex:
@@ -132,6 +133,21 @@ class FabricIndex:
         )
         doc["items"] = [finding_item(f) for f in found]
         return doc
+
+    def link_status(self) -> dict[tuple[str, str, str], int]:
+        """Links by (fabric, kind, status): ``roce``/``ib``, ``host``/``fabric``/``other``, and the worst finding
+        on the link, its NIC or its port (``ok`` for none), as the link list shows it; computed once per state."""
+        with self._lock:
+            if self._status is not None:
+                return self._status
+        counts: dict[tuple[str, str, str], int] = {}
+        for lk in self.links.values():
+            worst = _worst(f.severity.value for f in self.link_findings(lk))
+            key = (self.fabric.link_fabric(lk), link_kind(lk, self.fabric), worst)
+            counts[key] = counts.get(key, 0) + 1
+        with self._lock:
+            self._status = counts
+        return counts
 
     def _end(self, node: str, port: str) -> dict[str, Any]:
         if node in self.fabric.hosts:

@@ -22,11 +22,21 @@ from typing import Any
 import orjson
 
 from unifab.api import BundleError, Finding, MemorySource, Session, Snapshot, SourcePath, findings_document
-from unifab.model import Host, Switch
+from unifab.model import FABRIC_KINDS, Host, Switch
 from unifab.serve.store import CurrentFinding, DeviceState
 from unifab.sources import Stamp
 
-__all__ = ["Applied", "BundleFiles", "LiveFabric", "combined", "current_findings", "device_states", "devices_of"]
+__all__ = [
+    "Applied",
+    "BundleFiles",
+    "LiveFabric",
+    "combined",
+    "current_findings",
+    "device_states",
+    "devices_of",
+    "host_fabric",
+    "ib_switches",
+]
 
 _SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _DEVICE_TOPS = {"hosts": "host", "switches": "switch"}
@@ -224,11 +234,16 @@ def device_states(snapshot: Snapshot | None, devices: list[str], snapshot_id: st
     for name in devices:
         kind, _, short = name.partition(":")
         origin = snapshot.origin(name)
+        part = f"{'hosts' if kind == 'host' else 'switches'}/{short}"
         if kind == "switch":
             switch = snapshot.fabric.switches.get(short)
             os_name = switch.os if switch else None
+            fabric = switch.fabric if switch else None
+            if switch is not None and switch.fabric == "ib":
+                part = "ib"  # an InfiniBand switch is read from the subnet's files, not a directory of its own
         else:
             os_name = "linux"
+            fabric = host_fabric(snapshot.fabric.hosts.get(short))
         out.append(
             DeviceState(
                 name=name,
@@ -238,8 +253,24 @@ def device_states(snapshot: Snapshot | None, devices: list[str], snapshot_id: st
                 origin={
                     "snapshot": snapshot_id,
                     "collector": origin.collector if origin else None,
-                    "part": f"{'hosts' if kind == 'host' else 'switches'}/{short}",
+                    "part": part,
                 },
+                fabric=fabric,
             )
         )
     return out
+
+
+def host_fabric(host: Host | None) -> str | None:
+    """``roce``, ``ib`` or ``roce+ib`` (RoCE NICs and an InfiniBand HCA) from a host's NICs; ``None``: none."""
+    kinds = {nic.fabric for nic in host.nics.values()} if host is not None else set()
+    if not kinds:
+        return None
+    return "+".join(k for k in FABRIC_KINDS if k in kinds)
+
+
+def ib_switches(snapshot: Snapshot | None) -> list[str]:
+    """Entity ids of the InfiniBand switches (platform ``ib``, read from the bundle's ``ib/`` part)."""
+    if snapshot is None:
+        return []
+    return [f"switch:{name}" for name, sw in sorted(snapshot.fabric.switches.items()) if sw.fabric == "ib"]

@@ -8,6 +8,7 @@ operation as ``x-unifab-roles``, which is how tests/serve walks the route table.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -15,8 +16,20 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from unifab.jsonify import to_jsonable
 from unifab.serve.auth import Principal
 from unifab.serve.service import Server
+from unifab.serve.store import JobScope
 
-__all__ = ["COOKIE", "ROLE_KEY", "SEVERITIES", "device_model", "guarded", "principal_of", "require", "token_of"]
+__all__ = [
+    "COOKIE",
+    "ROLE_KEY",
+    "SEVERITIES",
+    "device_model",
+    "guarded",
+    "job_scope",
+    "parse_time",
+    "principal_of",
+    "require",
+    "token_of",
+]
 
 COOKIE = "unifab_token"
 ROLE_KEY = "x-unifab-roles"
@@ -79,3 +92,30 @@ def device_model(server: Server, name: str) -> dict[str, Any]:
         "model": None if found is None else to_jsonable(found),
         "open_findings": server.store.count_open(device=name),
     }
+
+
+def parse_time(name: str, value: str | None) -> datetime | None:
+    """An ISO-8601 time of a query parameter (``2026-01-05T12:00:00Z``, ``2026-01-05``; no zone means UTC);
+    :class:`HTTPException` 422 naming the parameter for anything else."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        when = datetime.fromisoformat(text)
+        return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: year 1 with an offset east of UTC
+        raise HTTPException(
+            422, f"{name}: {text[:60]!r} is not an ISO-8601 time (e.g. 2026-01-05T12:00:00Z or 2026-01-05)"
+        ) from None
+
+
+def job_scope(server: Server, job: str | None) -> JobScope | None:
+    """The findings filter of one job (:class:`JobScope`) from the live fabric; 404 for a job it does not have."""
+    if job is None or not job.strip():
+        return None
+    index = server.fabric_index()
+    found = None if index is None else index.find_job(job.strip())
+    if index is None or found is None:
+        raise HTTPException(404, f"no job {job[:200]!r} (jobs are named job:slurm:<id> or job:k8s:<ns>/<name>)")
+    keys = frozenset(f.key for f in index.job_findings(found))
+    return JobScope(keys, tuple(f"host:{h}" for h in found.hosts))

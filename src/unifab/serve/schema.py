@@ -113,6 +113,7 @@ devices = Table(
     Column("received_at", When, nullable=False),  # when this server last received the device's files
     Column("origin", Json, nullable=False),  # {"location": ..., "collector": ...}
     Column("snapshot_id", String(200), nullable=False),
+    Column("fabric", String(20), nullable=True),  # roce | ib | roce+ib (a host with both); None: not known
 )
 
 findings = Table(
@@ -156,6 +157,7 @@ finding_events = Table(
     Column("severity", String(20), nullable=False),
     Column("message", Text, nullable=False),
     Index("ix_finding_events_key", "key", "id"),
+    Index("ix_finding_events_snapshot", "snapshot_id", "id"),
 )
 
 tokens = Table(

@@ -27,10 +27,11 @@ from unifab.serve import work
 from unifab.serve.auth import READ, ROLES, NewToken, Principal, TokenCache, new_token, split_token, verify_secret
 from unifab.serve.fabric_views import FabricIndex, IndexCache
 from unifab.serve.ingest import IngestError, pack_directory, pack_part, parse_upload, unpack_part, upload_id
-from unifab.serve.live import LiveFabric, combined, current_findings, device_states
+from unifab.serve.live import LiveFabric, combined, current_findings, device_states, ib_switches
 from unifab.serve.metrics import Metrics
 from unifab.serve.render_view import RenderCache
 from unifab.serve.store import Heartbeat, Store
+from unifab.serve.store_views import unfilled_units
 
 __all__ = ["DEFAULT_DB", "Server", "Settings", "pack_directory"]
 
@@ -57,7 +58,7 @@ class Server:
         self.settings = settings
         self.store = Store.open(settings.db)
         self.live = LiveFabric()
-        self.metrics = Metrics(self.store)
+        self.metrics = Metrics(self.store, links=self.link_status)
         self.tokens = TokenCache()
         self.views = IndexCache()  # the live fabric indexed for links, jobs and topology
         self.renders = RenderCache()
@@ -134,9 +135,10 @@ class Server:
             snapshot = self.live.snapshot()
             found = current_findings(self.live.findings(), snapshot)
             changed = work.changed_since(conn, checked, upto=upto, data=False)
-            states = [
-                (c, device_states(snapshot, [_entity(c.unit)], c.snapshot_id)) for c in changed if _entity(c.unit)
-            ]
+            if force:  # rows from before a column existed (devices.fabric): rewrite their devices once
+                stale = unfilled_units(conn, ib_switches(snapshot))
+                changed += [c for c in work.changed_since(conn, -1, upto=upto, data=False) if c.unit in stale]
+            states = [(c, device_states(snapshot, _entities(c.unit, snapshot), c.snapshot_id)) for c in changed]
         now = datetime.now(UTC)
         for c, rows in states:
             self.store.put_devices(conn, rows, c.updated_at, c.snapshot_id)
@@ -312,6 +314,11 @@ class Server:
             key = (self.live.generation, id(session), id(findings))
             return self.views.get(key, lambda: FabricIndex.build(key, session.fabric, list(findings)))
 
+    def link_status(self) -> dict[tuple[str, str, str], int]:
+        """Links by (fabric, kind, QoS status) for /metrics; empty before the first snapshot."""
+        index = self.fabric_index()
+        return {} if index is None else index.link_status()
+
     def bundle_parts(self) -> dict[str, dict[str, bytes]]:
         """The current bundle's files by part (what a render diffs against)."""
         with self.live.lock:
@@ -321,9 +328,13 @@ class Server:
         return principal.role in READ
 
 
-def _entity(unit: str) -> str:
+def _entities(unit: str, snapshot: Any) -> list[str]:
+    """The device rows a stored part writes: its host or switch, or for ``ib`` every InfiniBand switch."""
+    if unit == "ib":
+        return ib_switches(snapshot)
     top, _, name = unit.partition("/")
-    return {"hosts": f"host:{name}", "switches": f"switch:{name}"}.get(top, "") if name else ""
+    entity = {"hosts": f"host:{name}", "switches": f"switch:{name}"}.get(top, "") if name else ""
+    return [entity] if entity else []
 
 
 def _check_scope(principal: Principal, parts: list[str]) -> None:

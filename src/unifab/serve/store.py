@@ -25,6 +25,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
+    false,
     func,
     insert,
     literal,
@@ -53,10 +54,12 @@ from unifab.serve.schema import (
 
 __all__ = [
     "MIGRATIONS",
+    "TIME_FIELDS",
     "CurrentFinding",
     "DeviceState",
     "Heartbeat",
     "IngestRecord",
+    "JobScope",
     "Page",
     "Store",
     "database_url",
@@ -67,6 +70,7 @@ __all__ = [
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x756E6966  # "unif": the advisory lock replicas take around migrating
 STATES = ("open", "cleared", "all")
+TIME_FIELDS = ("first_seen", "last_seen", "cleared")
 
 
 def database_url(value: str) -> str:
@@ -101,6 +105,7 @@ class DeviceState:
     os: str | None
     collected_at: datetime | None
     origin: dict[str, Any]
+    fabric: str | None = None  # roce | ib | roce+ib
 
 
 @dataclass(slots=True)
@@ -130,6 +135,16 @@ class Heartbeat:
     dropped: int  # in total since the agent's spool was created
     last_snapshot: str | None
     interval: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobScope:
+    """A job filter of :meth:`Store.findings`: the open findings ``unifab check --job`` reports for the job on
+    the current fabric (``keys``), and the cleared findings about its hosts (``hosts``: entity ids), since a
+    finding that is gone can no longer be scoped to a job's network."""
+
+    keys: frozenset[str]
+    hosts: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +240,13 @@ class Store:
         with self.engine.connect() as conn:
             return {r.unit: r.data for r in conn.execute(select(device_files.c.unit, device_files.c.data))}
 
+    def part_snapshot(self, unit: str) -> str | None:
+        """The snapshot that last wrote a stored bundle part (``fabric.yaml``, ``hosts/gpu001``, ...)."""
+        query = select(device_files.c.snapshot_id).where(device_files.c.unit == unit)
+        with self.engine.connect() as conn:
+            found = conn.execute(query).scalar_one_or_none()
+        return None if found is None else str(found)
+
     def record_ingest(self, record: IngestRecord) -> None:
         """Write one ingest in one transaction (raises :class:`sqlalchemy.exc.IntegrityError` on a duplicate id)."""
         now = record.received_at
@@ -288,6 +310,7 @@ class Store:
                     "received_at": now,
                     "origin": d.origin,
                     "snapshot_id": snapshot_id,
+                    "fabric": d.fabric,
                 }
                 for d in states
             ],
@@ -387,10 +410,15 @@ class Store:
             rows = conn.execute(select(devices.c.kind, devices.c.collected_at, devices.c.received_at)).all()
         return [(k, utc(c), utc(r) or r) for k, c, r in rows]
 
-    def devices(self, *, kind: str | None = None, cursor: str | None = None, limit: int = 100) -> Page:
+    def devices(
+        self, *, kind: str | None = None, fabric: str | None = None, cursor: str | None = None, limit: int = 100
+    ) -> Page:
+        """Devices by name; ``fabric`` (``roce`` or ``ib``) keeps those on it (a ``roce+ib`` host is on both)."""
         query = select(devices).order_by(devices.c.name).limit(limit + 1)
         if kind:
             query = query.where(devices.c.kind == kind)
+        if fabric:
+            query = query.where(devices.c.fabric.in_([fabric, "roce+ib"]))
         if cursor:
             (after,) = decode_cursor(cursor, 1)
             query = query.where(devices.c.name > str(after))
@@ -413,10 +441,21 @@ class Store:
         cursor: str | None = None,
         limit: int = 100,
         q: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        time: str = "first_seen",
+        job: JobScope | None = None,
     ) -> Page:
-        """Findings in report order (severity, check, key), filtered; ``state``: open, cleared or all."""
+        """Findings in report order (severity, check, key), filtered; ``state``: open, cleared or all.
+
+        ``since`` (inclusive) and ``until`` (exclusive) bound the ``time`` column: ``first_seen`` (when the
+        occurrence opened), ``last_seen`` (the last snapshot that still had it) or ``cleared`` (when it went;
+        only cleared findings have one). ``job``: see :class:`JobScope`.
+        """
         if state not in STATES:
             raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+        if time not in TIME_FIELDS:
+            raise ValueError(f"time must be one of {', '.join(TIME_FIELDS)}, got {time!r}")
         order = (findings.c.severity_order, findings.c.check, findings.c.key)
         query = select(findings).order_by(*order).limit(limit + 1)
         conditions: list[ColumnElement[bool]] = []
@@ -441,6 +480,21 @@ class Store:
             names = [device] if ":" in device else [f"host:{device}", f"switch:{device}"]
             keys = select(finding_devices.c.finding_key).where(finding_devices.c.device.in_(names))
             conditions.append(findings.c.key.in_(keys))
+        column = {"first_seen": findings.c.first_seen, "last_seen": findings.c.last_seen}.get(
+            time, findings.c.cleared_at
+        )
+        if since is not None:
+            conditions.append(column >= since)
+        if until is not None:
+            conditions.append(column < until)
+        if job is not None:
+            on_hosts = select(finding_devices.c.finding_key).where(finding_devices.c.device.in_(job.hosts))
+            conditions.append(
+                or_(
+                    findings.c.key.in_(sorted(job.keys)) if job.keys else false(),
+                    and_(findings.c.cleared_at.is_not(None), findings.c.key.in_(on_hosts)),
+                )
+            )
         if cursor:
             rank, chk, key = decode_cursor(cursor, 3)
             conditions.append(tuple_(*order) > tuple_(int(rank), str(chk), str(key)))
@@ -603,6 +657,11 @@ class Store:
             row = conn.execute(select(agents).where(agents.c.host == host)).mappings().first()
         return None if row is None else _agent_doc(row)
 
+    def audit_entry(self, actor: str, action: str, target: str, detail: dict[str, Any], now: datetime) -> None:
+        """One audit row in a transaction of its own (a change that is not an ingest or a token)."""
+        with self.engine.begin() as conn:
+            self._audit(conn, actor, action, target, detail, now)
+
     @staticmethod
     def _audit(conn: Connection, actor: str, action: str, target: str, detail: dict[str, Any], now: datetime) -> None:
         conn.execute(insert(audit).values(at=now, actor=actor, action=action, target=target[:300], detail=detail))
@@ -677,6 +736,7 @@ def _device_doc(row: RowMapping) -> dict[str, Any]:
         "received_at": _iso(row["received_at"]),
         "origin": row["origin"],
         "snapshot_id": row["snapshot_id"],
+        "fabric": row["fabric"],
     }
 
 

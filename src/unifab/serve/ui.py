@@ -1,8 +1,9 @@
 """The web UI: server-rendered Jinja pages over the same store and roles as the API, no build step.
 
-Pages: the overview (open findings by severity and by check, devices, the last snapshot), the findings
-table (filters by check, severity, device and state; cursor pagination, so no page loads the whole fabric),
-the device list and a device page (its model and its findings). Every page needs a reading role, from a
+Pages: the overview (open findings by severity and by check, devices, the last snapshot and what it changed,
+the InfiniBand silo when there is one), the findings table (filters by check, severity, device, job, state
+and a time range; cursor pagination, so no page loads the whole fabric), the device list (with the fabric
+each device is on) and a device page (its model and its findings). Every page needs a reading role, from a
 Bearer header or the login cookie; ``/login`` takes a token and sets that cookie, ``/logout`` clears it.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -20,8 +21,10 @@ from markupsafe import Markup
 from unifab.api import check_catalog
 from unifab.report.text import display
 from unifab.serve.auth import READ
-from unifab.serve.routing import COOKIE, SEVERITIES, device_model, guarded
+from unifab.serve.routing import COOKIE, SEVERITIES, device_model, guarded, job_scope, parse_time
 from unifab.serve.service import Server
+from unifab.serve.store import TIME_FIELDS, Page
+from unifab.serve.store_views import FABRICS, changes, fabrics
 
 __all__ = ["render", "ui_router"]
 
@@ -58,7 +61,8 @@ def ui_router() -> APIRouter:
 
     @guarded(ui, "get", "/", READ, response_class=HTMLResponse)
     def overview(request: Request) -> HTMLResponse:
-        summary = _server(request).store.summary()
+        store = _server(request).store
+        summary = {**store.summary(), **fabrics(store), "changes": changes(store)}
         titles = {cid: spec.title for cid, spec in check_catalog().items()}
         return render(request, "overview.html", summary=summary, titles=titles, severities=SEVERITIES)
 
@@ -70,11 +74,32 @@ def ui_router() -> APIRouter:
         device: str = "",
         state: Annotated[str, Query(pattern="^(open|cleared|all)$")] = "open",
         q: Annotated[str, Query(max_length=200)] = "",
+        job: Annotated[str, Query(max_length=300)] = "",
+        since: Annotated[str, Query(max_length=64)] = "",
+        until: Annotated[str, Query(max_length=64)] = "",
+        time: Annotated[str, Query(pattern=f"^({'|'.join(TIME_FIELDS)})$")] = "first_seen",
         cursor: str | None = None,
     ) -> HTMLResponse:
         server = _server(request)
         if severity and severity not in SEVERITIES:
             severity = ""
+        filters = {
+            "check": check,
+            "severity": severity,
+            "device": device.strip(),
+            "state": state,
+            "q": q.strip(),
+            "job": job.strip(),
+            "since": since.strip(),
+            "until": until.strip(),
+            "time": time if since.strip() or until.strip() else "",
+        }
+        problem = None
+        try:
+            start, end = parse_time("since", since), parse_time("until", until)
+            scope = job_scope(server, job)
+        except HTTPException as exc:  # shown above the table, the filters kept for the person to fix
+            problem, start, end, scope = str(exc.detail), None, None, None
         try:
             page = server.store.findings(
                 check=[check] if check else (),
@@ -84,10 +109,15 @@ def ui_router() -> APIRouter:
                 cursor=cursor,
                 limit=PAGE_SIZE,
                 q=q.strip() or None,
+                since=start,
+                until=end,
+                time=time,
+                job=scope,
             )
         except (ValueError, TypeError):
             return RedirectResponse("/findings", status_code=303)  # type: ignore[return-value]
-        filters = {"check": check, "severity": severity, "device": device.strip(), "state": state, "q": q.strip()}
+        if problem is not None:
+            page = Page([], None)
         next_url = None
         if page.next_cursor:
             next_url = "/findings?" + urlencode({**{k: v for k, v in filters.items() if v}, "cursor": page.next_cursor})
@@ -99,18 +129,26 @@ def ui_router() -> APIRouter:
             checks=server.store.finding_checks(),
             severities=SEVERITIES,
             next_url=next_url,
+            times=TIME_FIELDS,
+            problem=problem,
+            status=422 if problem else 200,
         )
 
     @guarded(ui, "get", "/devices", READ, response_class=HTMLResponse)
-    def devices_page(request: Request, kind: str = "", cursor: str | None = None) -> HTMLResponse:
+    def devices_page(request: Request, kind: str = "", fabric: str = "", cursor: str | None = None) -> HTMLResponse:
+        kind = kind if kind in ("host", "switch") else ""
+        fabric = fabric if fabric in FABRICS else ""
         try:
-            page = _server(request).store.devices(kind=kind or None, cursor=cursor, limit=PAGE_SIZE)
+            page = _server(request).store.devices(
+                kind=kind or None, fabric=fabric or None, cursor=cursor, limit=PAGE_SIZE
+            )
         except ValueError:
             return RedirectResponse("/devices", status_code=303)  # type: ignore[return-value]
         next_url = None
         if page.next_cursor:
-            next_url = "/devices?" + urlencode({**({"kind": kind} if kind else {}), "cursor": page.next_cursor})
-        return render(request, "devices.html", page=page, kind=kind, next_url=next_url)
+            chosen = {k: v for k, v in {"kind": kind, "fabric": fabric}.items() if v}
+            next_url = "/devices?" + urlencode({**chosen, "cursor": page.next_cursor})
+        return render(request, "devices.html", page=page, kind=kind, fabric=fabric, next_url=next_url)
 
     @guarded(ui, "get", "/devices/{name}", READ, response_class=HTMLResponse)
     def device_page(request: Request, name: str) -> HTMLResponse:

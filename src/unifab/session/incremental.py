@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import orjson
 
@@ -45,6 +45,7 @@ from unifab.collect.bundle import (
     report_never_collected,
 )
 from unifab.collect.host import load_host
+from unifab.collect.parallel import collect_young, gc_paused, pool_workers, read_devices
 from unifab.collect.problems import Problems
 from unifab.errors import BundleError
 from unifab.jsonify import to_jsonable
@@ -52,7 +53,7 @@ from unifab.model import Fabric, Finding, Host, Link, Switch, host_id
 from unifab.session.counts import BaselineCounts, PortCounts, ordered_port_values
 from unifab.session.scope import Resolved, Scope, cabling_key, degraded_key, scope_of, uplinks_key
 from unifab.snapshot import Snapshot
-from unifab.sources import Source, SourcePath, as_source_path
+from unifab.sources import Source, SourcePath, as_source_path, batched
 
 __all__ = [
     "IB_FILE",
@@ -181,18 +182,10 @@ class Session:
         }
         self._inputs: dict[DeviceKey, list[Finding]] = {}
         self._contrib: dict[DeviceKey, list[Link]] = {}
-        for host_dir in _subdirs(root / layout.HOSTS):
-            host, links, found = _read_host(root, host_dir.name)
-            self.fabric.hosts[host.name] = host
-            self._contrib[(HOST, host_dir.name)] = links
-            self._inputs[(HOST, host_dir.name)] = found
+        host_dirs = _subdirs(root / layout.HOSTS)
         switch_dirs = _subdirs(root / layout.SWITCHES)
-        for switch_dir in switch_dirs:
-            switch, links, found = _read_switch(root, switch_dir.name)
-            if switch is not None:
-                self.fabric.switches[switch.name] = switch
-            self._contrib[(SWITCH, switch_dir.name)] = links
-            self._inputs[(SWITCH, switch_dir.name)] = found
+        with gc_paused():  # unifab.collect.parallel.gc_paused: reading frees few cycles
+            self._load_devices(host_dirs, switch_dirs, pool_workers(len(host_dirs) + len(switch_dirs)))
         problems = Problems(root)
         self._contrib[PLAN_KEY] = load_plan(root / layout.PLAN_DIR, problems)
         self._inputs[PLAN_KEY] = problems.findings
@@ -210,6 +203,36 @@ class Session:
             self.fabric.qos_intent, self.fabric.fleet_baseline = load_intent_parts(root / INTENT, problems)
             self._inputs[INTENT_KEY] = problems.findings
         self._relink()
+
+    def _load_devices(self, host_dirs: list[SourcePath], switch_dirs: list[SourcePath], workers: int) -> None:
+        """Every host and switch directory, with its links and findings kept per device."""
+        root = self.source_root
+        if workers > 1:  # a large bundle: every core (unifab.collect.parallel), the same per-device results
+            jobs = [("host", d) for d in host_dirs] + [("switch", d) for d in switch_dirs]
+            for read in read_devices(root, jobs, {"host": load_host, "switch": load_switch}, workers):
+                key = (HOST if read.kind == "host" else SWITCH, read.name)
+                if read.kind == "host":
+                    host = cast(Host, read.device)
+                    self.fabric.hosts[host.name] = host
+                elif read.device is not None:
+                    read_switch = cast(Switch, read.device)
+                    self.fabric.switches[read_switch.name] = read_switch
+                self._contrib[key] = read.links
+                self._inputs[key] = read.findings
+        else:
+            for host_dir in host_dirs:
+                host, links, found = _read_host(root, host_dir.name)
+                self.fabric.hosts[host.name] = host
+                self._contrib[(HOST, host_dir.name)] = links
+                self._inputs[(HOST, host_dir.name)] = found
+                collect_young()
+            for switch_dir in switch_dirs:
+                switch, links, found = _read_switch(root, switch_dir.name)
+                if switch is not None:
+                    self.fabric.switches[switch.name] = switch
+                self._contrib[(SWITCH, switch_dir.name)] = links
+                self._inputs[(SWITCH, switch_dir.name)] = found
+                collect_young()
 
     def _load_whole(self) -> None:
         """A bundle with an IB discovery (its hosts merge IB views): read and check it whole, each time."""
@@ -545,13 +568,15 @@ def _subdirs(path: SourcePath) -> list[SourcePath]:
 
 def _read_host(root: SourcePath, name: str) -> tuple[Host, list[Link], list[Finding]]:
     problems = Problems(root)
-    host, links = load_host(root / layout.HOSTS / name, problems)
+    with batched(root.source):  # its directories listed once, for this read only (a later one sees changes)
+        host, links = load_host(root / layout.HOSTS / name, problems)
     return host, links, problems.findings
 
 
 def _read_switch(root: SourcePath, name: str) -> tuple[Switch | None, list[Link], list[Finding]]:
     problems = Problems(root)
-    switch, links = load_switch(root / layout.SWITCHES / name, problems)
+    with batched(root.source):
+        switch, links = load_switch(root / layout.SWITCHES / name, problems)
     return switch, links, problems.findings
 
 

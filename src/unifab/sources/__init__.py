@@ -25,7 +25,9 @@ import io
 import os
 import stat
 import tarfile
+import threading
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -41,6 +43,7 @@ __all__ = [
     "SourcePath",
     "Stamp",
     "as_source_path",
+    "batched",
     "max_file_bytes",
     "open_source",
     "parse_size",
@@ -131,10 +134,52 @@ _NOT_THERE = (errno.ENOENT, errno.ENOTDIR)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block
 
 
-class DirectorySource:
-    """A bundle directory on disk. Symbolic links are followed only while they stay inside the bundle."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+MAX_HELD_DIRS = 256  # directory descriptors a batch keeps open (one device's directories, typically < 100)
 
-    __slots__ = ("_prefix", "_real_root", "max_file_bytes", "refused", "root")
+
+def _read_fd(fd: int, want: int) -> bytes:
+    """Up to ``want`` bytes of ``fd``, fewer at its end (a regular file gives them in one ``read``)."""
+    first = os.read(fd, want)
+    if len(first) == want or not first:
+        return first
+    chunks = [first]
+    got = len(first)
+    while got < want:
+        more = os.read(fd, want - got)
+        if not more:
+            break
+        chunks.append(more)
+        got += len(more)
+    return b"".join(chunks)
+
+
+@dataclass(slots=True)
+class _Listing:
+    """One directory listed in a batch: its names, the kind of each plain (non-link) file or directory in it,
+    and the descriptor it was listed from (``None`` once too many are open)."""
+
+    names: list[str]
+    kinds: dict[str, str]
+    fd: int | None
+    absent: bool = False  # nothing there (ENOENT, ENOTDIR): every path below is absent too
+
+
+_ABSENT = _Listing([], {}, None, absent=True)  # shared: never changed
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+class DirectorySource:
+    """A bundle directory on disk. Symbolic links are followed only while they stay inside the bundle.
+
+    Inside :meth:`batch` (one device directory read, say) each directory is listed once with ``os.scandir``:
+    the kinds of its plain entries answer :meth:`kind` without a ``stat``, and its files are opened relative to
+    the listed directory's descriptor (``openat`` with ``O_NOFOLLOW``), so a file is known to be inside the
+    bundle without asking the kernel where it is. Links, other entries and anything that fails take the
+    ordinary path. The listings are dropped when the batch ends: a later read sees the files as they are then.
+    """
+
+    __slots__ = ("_batch", "_held", "_listed", "_owner", "_prefix", "_real_root", "max_file_bytes", "refused", "root")
 
     def __init__(self, root: Path, max_file_bytes: int | None = None) -> None:
         self.root = root
@@ -143,6 +188,108 @@ class DirectorySource:
         self._real_root: str | None = None
         # bundle-relative path -> why it could not be read (outside the bundle, permission, not a file)
         self.refused: dict[str, str] = {}
+        self._batch = 0
+        self._held = 0  # listings holding their directory's descriptor open
+        self._owner: int | None = None  # the thread whose batch is open
+        self._listed: dict[str, _Listing | None] = {}  # during a batch: directory -> listing (None: not listable)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """List each directory once while the block runs (see the class doc); nestable. The listings belong to
+        the thread that opened the batch: another thread reading the same source meanwhile takes the ordinary
+        path (its reads never see descriptors the owner may close)."""
+        me = threading.get_ident()
+        if self._batch and self._owner != me:
+            yield
+            return
+        self._owner = me
+        self._batch += 1
+        try:
+            yield
+        finally:
+            self._batch -= 1
+            if self._batch == 0:
+                listed, self._listed, self._held, self._owner = self._listed, {}, 0, None
+                for listing in listed.values():
+                    if listing is not None and listing.fd is not None:
+                        os.close(listing.fd)
+
+    def _batched(self) -> bool:
+        """Whether this thread reads inside its batch."""
+        return self._batch > 0 and self._owner == threading.get_ident()
+
+    def _listing(self, rel: str) -> _Listing | None:
+        """The batch's listing of directory ``rel``, made on first use; ``None`` when it cannot be listed here
+        (absent, not permitted, outside the bundle, not searchable): the caller then takes the ordinary path,
+        which reports whatever it must. Never records a refusal itself."""
+        try:
+            return self._listed[rel]
+        except KeyError:
+            pass
+        listing: _Listing | None = None
+        fd: int | None = None
+        inside = False
+        parent_rel, _, name = rel.rpartition("/")
+        parent = self._listed.get(parent_rel) if rel else None
+        if parent is not None and (parent.absent or name not in parent.names):
+            self._listed[rel] = _ABSENT  # below nothing, or not in its listed directory: nothing there
+            return _ABSENT
+        if parent is not None and parent.fd is not None and parent.kinds.get(name) == "dir":
+            try:  # a plain directory of a listed one: inside the bundle by construction, no readlink needed
+                fd = os.open(name, _OPEN_FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=parent.fd)
+                inside = True
+            except OSError:
+                fd = None  # changed since: the ordinary path below decides
+        path = self._os(rel)
+        if fd is None:
+            try:
+                fd = os.open(path, _OPEN_FLAGS | _DIRECTORY)
+            except OSError as exc:
+                absent = exc.errno in _NOT_THERE and not os.path.islink(path)
+                self._listed[rel] = _ABSENT if absent else None
+                return self._listed[rel]
+        keep = False
+        try:
+            if inside or self._inside(fd, path):
+                names: list[str] = []
+                kinds: dict[str, str] = {}
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        names.append(entry.name)
+                        if entry.is_symlink():
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            kinds[entry.name] = "dir"
+                        elif entry.is_file(follow_symlinks=False):
+                            kinds[entry.name] = "file"
+                if names:  # a directory that can be read but not searched: its entries cannot be opened
+                    os.stat(names[0], dir_fd=fd, follow_symlinks=False)
+                names.sort()
+                keep = self._held < MAX_HELD_DIRS
+                self._held += keep
+                listing = _Listing(names, kinds, fd if keep else None)
+        except OSError:
+            listing = None
+            keep = False
+        finally:
+            if not keep:
+                os.close(fd)
+        self._listed[rel] = listing
+        return listing
+
+    def _listed_kind(self, rel: str) -> str | bool | None:
+        """The kind of ``rel`` from its directory's batch listing: ``"file"``, ``"dir"``, ``None`` when absent,
+        ``False`` when the listing cannot say (no batch, a link, a FIFO, a directory not listable here)."""
+        if not rel or not self._batched():
+            return False
+        parent, _, name = rel.rpartition("/")
+        listing = self._listing(parent)
+        if listing is None:
+            return False
+        kind = listing.kinds.get(name)
+        if kind is not None:
+            return kind
+        return False if name in listing.names else None
 
     @property
     def label(self) -> str:
@@ -172,41 +319,57 @@ class DirectorySource:
         elif exc.errno == errno.ENOENT and os.path.islink(self._os(rel)):  # there, but as a link to nothing
             self.refused.setdefault(rel, "a symbolic link to nothing (its target does not exist; not followed)")
 
-    def read_bytes(self, rel: str) -> bytes:
-        path = self._os(rel)
+    def _open_listed(self, rel: str) -> int | None:
+        """In a batch: ``rel`` opened relative to its listed directory's descriptor, without following a link
+        (so it is inside the bundle); ``None`` when that cannot be done (the ordinary path then opens it)."""
+        if not rel or not self._batched():
+            return None
+        parent, _, name = rel.rpartition("/")
+        listing = self._listing(parent)
+        if listing is None or listing.fd is None or listing.kinds.get(name) != "file":
+            return None
         try:
-            fd = os.open(path, _OPEN_FLAGS)
-        except OSError as exc:
-            self._refuse(rel, exc)
-            raise
+            return os.open(name, _OPEN_FLAGS | _NOFOLLOW, dir_fd=listing.fd)
+        except OSError:
+            return None  # changed since it was listed (now a link, say): the ordinary path decides
+
+    def read_bytes(self, rel: str) -> bytes:
+        fd = self._open_listed(rel)
+        inside = fd is not None
+        path = "" if inside else self._os(rel)
+        if fd is None:
+            try:
+                fd = os.open(path, _OPEN_FLAGS)
+            except OSError as exc:
+                self._refuse(rel, exc)
+                raise
         error: OSError | None = None
         try:
             st = os.fstat(fd)
-            if not self._inside(fd, path):
+            if not inside and not self._inside(fd, path):
                 error = OutsideBundleError(rel)
             elif not stat.S_ISREG(st.st_mode):
                 error = OSError(errno.EINVAL, "not a regular file (a directory, FIFO or device is not read)", rel)
             elif st.st_size > self.max_file_bytes:
                 error = OSError(f"{st.st_size:,} bytes, more than the {self.max_file_bytes:,} bytes a file may have")
-        except BaseException:
-            os.close(fd)
-            raise
-        if error is None:
-            with os.fdopen(fd, "rb") as f:
+            else:
                 # the size it has, plus one byte to see growth (a buffer of the whole cap per read is slow);
                 # sysfs and procfs files may report another size than they hold, so read on if it grew
-                data = f.read(st.st_size + 1)
+                data = _read_fd(fd, st.st_size + 1)
                 if len(data) > st.st_size:
-                    data += f.read(self.max_file_bytes + 1 - len(data))
-            if len(data) <= self.max_file_bytes:
-                return data
-            error = OSError(f"more than the {self.max_file_bytes:,} bytes a file may have")  # grew while read
-        else:
+                    data += _read_fd(fd, self.max_file_bytes + 1 - len(data))
+                if len(data) <= self.max_file_bytes:
+                    return data
+                error = OSError(f"more than the {self.max_file_bytes:,} bytes a file may have")  # grew while read
+        finally:
             os.close(fd)
         self._refuse(rel, error)
         raise error
 
     def kind(self, rel: str) -> str | None:
+        listed = self._listed_kind(rel)
+        if listed is not False:
+            return listed  # type: ignore[return-value]
         try:
             mode = os.stat(self._os(rel)).st_mode
         except OSError as exc:
@@ -240,6 +403,10 @@ class DirectorySource:
     def names(self, rel: str) -> list[str]:
         """The entries of a directory inside the bundle; one that cannot be listed (permission, or a link
         leaving the bundle) is empty and recorded in :attr:`refused`."""
+        if self._batched():
+            listing = self._listing(rel)
+            if listing is not None and not listing.absent:
+                return list(listing.names)
         path = self._os(rel)
         try:
             fd = os.open(path, _OPEN_FLAGS | getattr(os, "O_DIRECTORY", 0))
@@ -336,6 +503,9 @@ class MemorySource:
         return None if data is None else Stamp(self._mtime_ns, len(data))
 
 
+_DOTS = ("", ".", "..")
+
+
 class SourcePath:
     """A ``pathlib``-like handle on one path of a :class:`Source` (the subset the readers use)."""
 
@@ -346,7 +516,10 @@ class SourcePath:
         self.rel = rel
 
     def __truediv__(self, name: str | Path) -> SourcePath:
-        child = _clean(str(name).replace(os.sep, "/"))
+        if type(name) is str and "/" not in name and "\\" not in name and "\0" not in name and name not in _DOTS:
+            child = name  # one plain name (the readers' usual step): nothing to clean
+        else:
+            child = _clean(str(name).replace(os.sep, "/"))
         return SourcePath(self.source, f"{self.rel}/{child}" if self.rel else child)
 
     def __str__(self) -> str:
@@ -434,6 +607,13 @@ class SourcePath:
 
     def stamp(self) -> Stamp | None:
         return self.source.stamp(self.rel)
+
+
+def batched(source: Source) -> AbstractContextManager[object]:
+    """:meth:`DirectorySource.batch` for a directory source (each directory listed once while the block runs);
+    nothing for another source."""
+    batch = getattr(source, "batch", None)
+    return batch() if batch is not None else nullcontext()
 
 
 def open_source(location: Path) -> Source:

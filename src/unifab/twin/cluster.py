@@ -31,6 +31,7 @@ __all__ = [
     "HOST_SPEED_MBPS",
     "JOB_HOSTS",
     "OSES",
+    "PARTIAL_MARK_MODES",
     "QOS_MAP",
     "RAILS",
     "ROCE_DSCP",
@@ -142,6 +143,9 @@ class TwinPort:
     headroom_short: bool = False  # lossless PG profile with a quarter of the xoff the cable needs
 
 
+PARTIAL_MARK_MODES = ("ecn_yellow", "ecn_red", "ecn_yellow_red")
+
+
 @dataclass(slots=True)
 class TwinSwitch:
     name: str
@@ -154,6 +158,9 @@ class TwinSwitch:
     ecn_min_bytes: int = ECN_MIN_BYTES
     ecn_max_bytes: int = ECN_MAX_BYTES
     os: str = "sonic"  # "sonic" | "eos" | "nvue": which configuration the writer renders
+    # The colours the RoCE WRED profile ECN-marks (SAI ecn_mark_mode; SONiC WRED_PROFILE "ecn"): a clean twin marks
+    # all; the ecn-colour scenario sets one of PARTIAL_MARK_MODES, which never mark green (RoCE) packets.
+    ecn_mark_mode: str = "ecn_all"
 
     @property
     def mac(self) -> str:

@@ -18,7 +18,7 @@ own. Every linked end also has a link-state gauge and healthy congestion-control
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -319,15 +319,20 @@ def write_faults(
     duration_s: float = 3600.0,
     step_s: float = 30.0,
     progress: Callable[[int], None] | None = None,
+    kinds: Sequence[str] = FAULT_KINDS,
 ) -> list[dict[str, Any]]:
     """Write ``telemetry/<device>.om`` for every device with a link, with ``n_faults`` faults (kinds cycled in
-    :data:`FAULT_KINDS` order, places and times from ``seed``) and noise; record them in ``truth.json``.
+    ``kinds`` order, default :data:`FAULT_KINDS`; places and times from ``seed``) and noise; record them in
+    ``truth.json``.
 
     Returns the faults' truth entries. Raises :class:`~unifab.errors.UsageError` for a bundle without links, or
     one too small to hold the faults apart.
     """
     if n_faults < 0:
         raise UsageError(f"--faults {n_faults}: expected 0 or more")
+    unknown = sorted(set(kinds) - set(FAULT_KINDS))
+    if unknown or not kinds:
+        raise UsageError(f"fault kinds {unknown or '(none)'}: expected some of {', '.join(FAULT_KINDS)}")
     fabric = load_bundle(bundle)
     if not fabric.links:
         raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
@@ -339,7 +344,7 @@ def write_faults(
     injector = _Injector(t, times)
     faults = []
     for i in range(n_faults):
-        entry = injector.fault(FAULT_KINDS[i % len(FAULT_KINDS)])
+        entry = injector.fault(kinds[i % len(kinds)])
         if entry is None:
             raise UsageError(f"{bundle}: too small for {n_faults} faults that share no host or link")
         faults.append(entry)

@@ -20,7 +20,8 @@ from unifab.twin.ib_generate import check_fabric, ib_truths, make_ib
 from unifab.twin.ib_scenarios import IB_SCENARIOS
 from unifab.twin.nic_variants import NIC_DRIVERS, NIC_VENDORS, apply_nic_variants
 from unifab.twin.rail_template import check_gpus
-from unifab.twin.scenarios import SCENARIOS, Picker
+from unifab.twin.scenario_needs import Kinds
+from unifab.twin.scenarios import NEEDS, SCENARIOS, Picker
 from unifab.twin.version_files import write_version_files
 from unifab.twin.version_skew import apply_version_skew
 from unifab.twin.writer import write_bundle
@@ -80,12 +81,14 @@ def generate(
     rng = random.Random(seed)
     picker = Picker(cluster, rng)
     # catalog order, not argument order: switch-wide scenarios reserve their leaves first
-    misconfigurations = [
-        {"scenario": name, **truth}
-        for name in SCENARIOS
-        if name in scenarios
-        for truth in SCENARIOS[name](cluster, picker)
-    ]
+    kinds = Kinds.of(cluster)
+    misconfigurations = []
+    for name in (n for n in SCENARIOS if n in scenarios):
+        needs = NEEDS.get(name)
+        if needs is not None and not needs.met(kinds):  # before it runs: a skip draws nothing from the RNG
+            picker.skipped.append({"scenario": name, "why": needs.why})
+            continue
+        misconfigurations += [{"scenario": name, **truth} for truth in SCENARIOS[name](cluster, picker)]
     misconfigurations += ib_truths(cluster, scenarios, seed, picker.skipped)
     if cluster.uncollected:  # a switch link with an end that was not collected cannot be judged per port
         for m in misconfigurations:

@@ -8,11 +8,11 @@
 - Broadcom Thor2 (``bnxt``): ``cmd/bnxt-qos/<netdev>.txt`` (``niccli -dev <n> getqos`` in the layout of the
   Thor2 capture in :mod:`unifab.parse.host.bnxt_qos`, configured with the twin intent's TCs as the mlx5 hosts
   are: priority p on TC p, the CNP TC strict; CNP DSCP, RoCE DSCP and RoCE v2 UDP-port APP entries), the
-  bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one ``ecn_enable`` for the device,
-  so DCQCN off on the RoCE priority turns it off), ``sys/module/bnxt_en/version`` and an
-  ``ibv_devinfo`` with Broadcom's ids and ``cmd/ethtool-S/<netdev>.txt`` in bnxt_en's counter names (per-ring
-  ``[<n>]: rx_discards``..., port ``rx_pfc_ena_frames_pri<p>``...). Thor has no cable-length setting and no
-  ``traffic_class`` override.
+  bnxt_re CC configfs ``sys/kernel/config/bnxt_re/<dev>/ports/1/cc/`` (one device-wide ``ecn_enable`` and
+  ``ecn_marking``, which the NIC's notification and reaction points on the RoCE priority stand for),
+  ``sys/module/bnxt_en/version`` and an ``ibv_devinfo`` with Broadcom's ids and ``cmd/ethtool-S/<netdev>.txt``
+  in bnxt_en's counter names (per-ring ``[<n>]: rx_discards``..., port ``rx_pfc_ena_frames_pri<p>``...). Thor
+  has no cable-length setting and no ``traffic_class`` override.
 """
 
 from __future__ import annotations
@@ -122,15 +122,19 @@ def nic_bnxt_qos(nic: TwinNic) -> bnxt_qos.BnxtQos:
 
 
 def nic_bnxt_cc(nic: TwinNic) -> bnxt_qos.BnxtQos:
-    """The bnxt_re CC configfs of the port: DCQCN-P, RoCE/CNP DSCP and priority, ECN on unless DCQCN is off."""
-    dcqcn = c.ROCE_PRIO in nic.np_enabled and c.ROCE_PRIO in nic.rp_enabled
+    """The bnxt_re CC configfs of the port as ``bnxt_setupcc.sh`` leaves it: DCQCN-P (``cc_mode`` 1), RoCE/CNP
+    DSCP and priority, CC on (``ecn_enable``) and RoCE sent ECN-capable (``ecn_marking``).
+
+    bnxt_re's CC is one device-wide state, so the twin NIC's per-priority enables stand for its two switches:
+    the notification point off on the RoCE priority is ``ecn_enable`` 0, the reaction point off is
+    ``ecn_marking`` 0 (a sender whose packets are non-ECT is never marked, so never slowed down)."""
     params = {
         "cc_mode": 1,
         "cnp_dscp": c.CNP_DSCP,
         "cnp_prio": c.CNP_PRIO,
         "disable_prio_vlan_tx": 0,
-        "ecn_enable": int(dcqcn),
-        "ecn_marking": 1,
+        "ecn_enable": int(c.ROCE_PRIO in nic.np_enabled),
+        "ecn_marking": int(c.ROCE_PRIO in nic.rp_enabled),
         "roce_dscp": c.ROCE_DSCP,
         "roce_prio": c.ROCE_PRIO,
     }

@@ -13,9 +13,11 @@ from collections.abc import Callable
 from unifab.model import host_id, nic_id
 from unifab.twin.cluster import Cluster, TwinNic
 from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth
+from unifab.twin.scenario_needs import Needs
 
 __all__ = [
     "DOWNGRADED_WIDTH",
+    "HOST_NEEDS",
     "HOST_SCENARIOS",
     "LOW_ROCE_MTU",
     "acs_redirect",
@@ -141,7 +143,7 @@ dcbx_fw = _nic_scenario(
     "a ConnectX NIC's DCBX is firmware controlled in a fabric managed from the host (mlnx_qos).",
     lambda nic: _set(nic, "dcbx", "fw", "mlnx_qos DCBX mode: Firmware controlled"),
     where=lambda lk: lk.nic.vendor == "mlx5",
-    why="no NIC in this cluster reports a DCBX mode (mlnx_qos)",
+    why="no free link left with an mlx5 NIC",
 )
 ets_roce = _nic_scenario(
     "ets-roce",
@@ -181,4 +183,8 @@ HOST_SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "ets-roce": ets_roce,
     "acs-redirect": acs_redirect,
     "peermem-missing": peermem_missing,
+}
+# The host scenarios a cluster may have no device for (see unifab.twin.scenarios.NEEDS).
+HOST_NEEDS = {
+    "dcbx-fw": Needs("no NIC in this cluster reports a DCBX mode (mlnx_qos)", nic_vendor=frozenset({"mlx5"})),
 }

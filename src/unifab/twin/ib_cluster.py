@@ -127,6 +127,9 @@ class IbNet:
     # real cabling where it differs from the plan: (node, port) -> (node, port) really there, or None (no cable)
     actual: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)
     sl: int | None = None  # the SL the fabric's intent asks jobs to use
+    # the rate the plan (plan/ibnetdiscover.txt) gives a cable, by its switch end (switch, port): (width, speed);
+    # a cable not listed is planned at IB_WIDTH IB_SPEED
+    planned_rates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
     def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
         return self.actual.get((node, port), planned)

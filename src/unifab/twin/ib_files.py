@@ -2,7 +2,8 @@
 
 ``ib/ibnetdiscover.txt``, ``ib/iblinkinfo.txt``, ``ib/perfquery.txt`` (``perfquery <lid> <port>`` of every cabled
 port, concatenated), ``ib/sminfo.txt`` (the master, as any port sees it) and ``ib/sminfo/<where>.txt``
-(``sminfo <lid>`` of each SM), ``ib/ibsim.net`` (an ibsim NETFILE of the real cabling, so a test can load the twin
+(``sminfo <lid>`` of each SM), ``plan/ibnetdiscover.txt`` (the planned cabling at its planned rates), ``ib/ibsim.net``
+(an ibsim NETFILE of the real cabling, so a test can load the twin
 into the real simulator) and per host ``cmd/ibstat.txt`` (+ ``cmd/ibv_devinfo.txt`` on an IB-backend host, or the
 storage HCA added to the host's own ``ibv_devinfo``). Layouts follow the samples in ``tests/data/samples/ib/``.
 The parsers in :mod:`unifab.parse.ib` read every one of them back.
@@ -10,6 +11,7 @@ The parsers in :mod:`unifab.parse.ib` read every one of them back.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from unifab import layout
@@ -18,13 +20,14 @@ from unifab.collect.ib import (
     IBLINKINFO_FILE,
     IBSTAT_FILE,
     PERFQUERY_FILE,
+    PLAN_IB_FILE,
     SMINFO_DIR,
     SMINFO_FILE,
 )
 from unifab.parse.host import ibv_devinfo
 from unifab.parse.ib.sminfo import SM_STATES
 from unifab.twin.files import write_text
-from unifab.twin.ib_cluster import IbHca, IbNet, IbSw, IbSwPort
+from unifab.twin.ib_cluster import IB_SPEED, IB_WIDTH, IbHca, IbNet, IbSw, IbSwPort
 
 __all__ = [
     "IBSIM_FILE",
@@ -36,6 +39,7 @@ __all__ = [
     "ibstat_text",
     "ibv_device",
     "perfquery_text",
+    "planned_ibnetdiscover_text",
     "sminfo_text",
     "write_ib",
 ]
@@ -338,6 +342,25 @@ def ibsim_netfile(net: IbNet) -> str:
     return "\n".join(out)
 
 
+def planned_ibnetdiscover_text(net: IbNet) -> str:
+    """``plan/ibnetdiscover.txt``: the planned cabling at the planned rates (``net.planned_rates``, else 4X HDR),
+    in ibnetdiscover's format, as an operator saves the accepted fabric's ``ibnetdiscover``."""
+    plan = copy.deepcopy(net)
+    plan.actual = {}
+    for hca in plan.hcas.values():
+        hca.width, hca.speed = IB_WIDTH, IB_SPEED
+    for sw in plan.switches.values():
+        for port in sw.ports.values():
+            port.width, port.speed = IB_WIDTH, IB_SPEED
+    for (switch, num), (width, speed) in net.planned_rates.items():
+        port = plan.switches[switch].ports[int(num)]
+        far = plan.end_of(*port.peer)
+        for end in (port, far):
+            if end is not None:
+                end.width, end.speed = width, speed
+    return ibnetdiscover_text(plan)
+
+
 def ib_planned_cables(net: IbNet) -> list[tuple[str, str, str, str, float]]:
     """The plan's IB cables: (a node, a port, z node, z port, metres); HCA cables host end first."""
     out: list[tuple[str, str, str, str, float]] = []
@@ -358,6 +381,7 @@ def write_ib(net: IbNet, root: Path, hosts: dict[str, tuple[tuple[str, str], ...
     write_text(root / IBLINKINFO_FILE, iblinkinfo_text(net))
     write_text(root / PERFQUERY_FILE, perfquery_text(net))
     write_text(root / IBSIM_FILE, ibsim_netfile(net))
+    write_text(root / PLAN_IB_FILE, planned_ibnetdiscover_text(net))
     master = next((sm for sm in net.sms if sm.state == 3), None)
     if master is not None:
         write_text(root / SMINFO_FILE, sminfo_text(master.guid, master.lid, master.priority, 3, master.activity))

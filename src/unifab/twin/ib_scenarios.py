@@ -217,6 +217,31 @@ def job_sl(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Truth]:
     ]
 
 
+BELOW_PLAN_LINKS = 3
+PLANNED_FAST = ("4X", "NDR")  # what the plan promised; the twin's links train 4X HDR (ibsim's fastest)
+
+
+def below_plan(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Truth]:
+    """TOPO-DEGRADED against the plan: the plan gives three HCA cables of one leaf 4X NDR (NDR optics and HCAs
+    were planned for those hosts); they trained 4X HDR like every peer on the leaf, so only the plan shows it."""
+    by_leaf: dict[str, list[IbHostLink]] = {}
+    for lk in pick.links:
+        if lk.hca.host not in pick.used_hosts and (lk.leaf.name, str(lk.port.num)) not in net.actual:
+            by_leaf.setdefault(lk.leaf.name, []).append(lk)
+    leaves = sorted(name for name, links in by_leaf.items() if len({lk.hca.host for lk in links}) >= BELOW_PLAN_LINKS)
+    if not leaves:
+        pick.skipped.append({"scenario": "ib-below-plan", "why": "no leaf has three hosts no other scenario took"})
+        return []
+    leaf = pick.rng.choice(leaves)
+    chosen = pick.take(BELOW_PLAN_LINKS, where=lambda lk: lk in by_leaf[leaf])
+    out = []
+    for lk in sorted(chosen, key=lambda k: k.id):
+        net.planned_rates[(lk.leaf.name, str(lk.port.num))] = PLANNED_FAST
+        trained = f"{lk.port.width} {lk.port.speed}"
+        out.append(_truth("TOPO-DEGRADED", lk, "both", f"plan says {' '.join(PLANNED_FAST)}, trained {trained}"))
+    return out
+
+
 IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-swapped-cable": swapped_cable,
     "ib-missing-cable": missing_cable,
@@ -228,4 +253,5 @@ IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-port-errors": port_errors,
     "ib-mtu": mtu_mismatch,
     "ib-job-sl": job_sl,
+    "ib-below-plan": below_plan,
 }

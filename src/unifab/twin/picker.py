@@ -156,6 +156,28 @@ class Picker:
         self.used_uplinks.update(up.id for up in chosen)
         return chosen
 
+    def whole_spine(
+        self, scenario: str, where: Callable[[TwinSwitch], bool] | None = None, why: str = CANNOT_EXPRESS
+    ) -> tuple[TwinSwitch, list[Uplink]] | None:
+        """A spine none of whose uplinks another scenario took (``where`` narrows the spines), with its uplinks,
+        all marked used: a spine-wide setting stands alone on every link behind it. None (recorded as skipped,
+        saying ``why``) when no spine is left."""
+        by_spine: dict[str, list[Uplink]] = {}
+        for up in self.uplinks:  # a leaf taken out of sight later is dropped from the truth (twin.generate)
+            by_spine.setdefault(up.spine.name, []).append(up)
+        free = sorted(
+            name
+            for name, ups in by_spine.items()
+            if not any(up.id in self.used_uplinks for up in ups) and (where is None or where(ups[0].spine))
+        )
+        if not free:
+            self._skip(scenario, why)
+            return None
+        name = self.rng.choice(free)
+        ups = by_spine[name]
+        self.used_uplinks.update(up.id for up in ups)
+        return ups[0].spine, ups
+
     def quiet_leaves(self, scenario: str) -> list[TwinSwitch]:
         """The leaves set aside at the start (:attr:`reserved`), which no other scenario touches: for scenarios
         that take a whole leaf out of sight, so no other injection disappears with it. Handed out once."""

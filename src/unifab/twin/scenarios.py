@@ -8,18 +8,22 @@ Targets never overlap: switch-wide scenarios (a shared DSCP map, a WRED profile)
 leaves first, and every per-link scenario takes links no other scenario touched, on the remaining
 leaves. So each injection stands for exactly one root cause, and every kind stays a small minority
 that the fabric's majority (its baseline) shows up against.
+
+:data:`NEEDS` says which scenarios need a NIC vendor, driver stack or switch OS the cluster may not have
+(:class:`~unifab.twin.scenario_needs.Needs`); the generator skips those where it has none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from unifab.twin.cluster import QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
-from unifab.twin.host_scenarios import HOST_SCENARIOS
+from unifab.twin.cluster import PARTIAL_MARK_MODES, QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
+from unifab.twin.host_scenarios import HOST_NEEDS, HOST_SCENARIOS
 from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink, link_truth
+from unifab.twin.scenario_needs import Needs
 from unifab.twin.topology_scenarios import NCCL_AND_LINK_SCENARIOS, TOPOLOGY_SCENARIOS
 
-__all__ = ["SCENARIOS", "V1_SCENARIOS", "HostLink", "Picker", "Truth", "Uplink"]
+__all__ = ["NEEDS", "SCENARIOS", "V1_SCENARIOS", "HostLink", "Needs", "Picker", "Truth", "Uplink"]
 
 
 def _switch_truth(check: str, pick: Picker, leaf: TwinSwitch, config: str, detail: str) -> Truth:
@@ -37,8 +41,9 @@ def _either(pick: Picker) -> bool:
 
 
 def _per_priority_dcqcn(lk: HostLink) -> bool:
-    """The NIC can turn DCQCN off on one priority: MLNX_OFED's ``ecn/roce_*/enable/<prio>`` or bnxt_re's CC."""
-    return lk.nic.driver != "upstream"
+    """The NIC can turn DCQCN off on one priority: MLNX_OFED's ``ecn/roce_*/enable/<prio>`` (upstream mlx5 has
+    only the firmware's priority mask; bnxt_re's CC is one device-wide state, see :func:`bnxt_dcqcn_off`)."""
+    return lk.nic.ofed_sysfs
 
 
 def _has_cable_setting(lk: HostLink) -> bool:
@@ -59,17 +64,11 @@ def dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
 def spine_dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
     """QOS-DSCP-MAP: a spine's DSCP map sends RoCE DSCP 26 to lossy TC 1 (every flow crossing it is dropped under
     congestion). The spine's uplinks are taken whole, so no other uplink scenario lands on them."""
-    by_spine: dict[str, list[Uplink]] = {}
-    for up in pick.uplinks:  # a leaf taken out of sight later is dropped from the truth (twin.generate)
-        by_spine.setdefault(up.spine.name, []).append(up)
-    free = sorted(name for name, ups in by_spine.items() if not any(up.id in pick.used_uplinks for up in ups))
-    if not free:
-        pick.skipped.append({"scenario": "spine-dscp-lossy", "why": "no spine is left whose uplinks are all free"})
+    taken = pick.whole_spine("spine-dscp-lossy", why="no spine is left whose uplinks are all free")
+    if taken is None:
         return []
-    spine = cluster.switches[pick.rng.choice(free)]
+    spine, ups = taken
     spine.dscp_to_tc[ROCE_DSCP] = 1
-    ups = by_spine[spine.name]
-    pick.used_uplinks.update(up.id for up in ups)
     return [
         {
             "check": "QOS-DSCP-MAP",
@@ -79,6 +78,34 @@ def spine_dscp_lossy(cluster: Cluster, pick: Picker) -> list[Truth]:
             "device": spine.name,
             "detail": f"DSCP {ROCE_DSCP} mapped to lossy TC 1 on spine {spine.name}",
         }
+    ]
+
+
+def ecn_colour(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-ECN-COLOR and QOS-WRED-DROP: a SONiC spine's RoCE WRED profile marks ECN on yellow and/or red only
+    (SAI ``ecn_mark_mode`` ecn_yellow, ecn_red or ecn_yellow_red), so green RoCE packets are never marked; its
+    ``wred_green_enable`` stays true, so past the thresholds they are WRED-dropped on a lossless queue instead.
+
+    A spine, taken whole: the profile is shared by every port, and a spine's uplinks are the links no leaf-side
+    scenario reaches (the leaf-side scenarios have leaves of their own).
+    """
+    taken = pick.whole_spine(
+        "ecn-colour", lambda s: s.os == "sonic", "no SONiC spine is left whose uplinks are all free"
+    )
+    if taken is None:
+        return []
+    spine, ups = taken
+    mode = pick.rng.choice(PARTIAL_MARK_MODES)
+    spine.ecn_mark_mode = mode
+    base = {
+        "subject": {"kind": "switch", "id": f"switch:{spine.name}", "config": f"WRED_PROFILE|{QOS_MAP}_Q{ROCE_PRIO}"},
+        "entities": sorted(up.id for up in ups),
+        "side": "switch",
+        "device": spine.name,
+    }
+    return [
+        {"check": "QOS-ECN-COLOR", **base, "detail": f"RoCE WRED profile ecn {mode}: green never marked"},
+        {"check": "QOS-WRED-DROP", **base, "detail": f"ecn {mode} with wred_green_enable true: green dropped"},
     ]
 
 
@@ -143,15 +170,33 @@ def job_tc(cluster: Cluster, pick: Picker) -> list[Truth]:
 
 
 def dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
-    """QOS-DCQCN-OFF: a NIC's roce_np or roce_rp is off on the RoCE priority."""
+    """QOS-DCQCN-OFF: an MLNX_OFED NIC's roce_np or roce_rp is off on the RoCE priority."""
     out = []
     # upstream mlx5 cc_params has no per-priority enable: DCQCN is on for every priority or none
-    for lk in pick.links_for(
-        "dcqcn-off", _per_priority_dcqcn, "no NIC in this cluster has a per-priority DCQCN enable"
-    ):
+    for lk in pick.links_for("dcqcn-off", _per_priority_dcqcn, "no free link left with an MLNX_OFED NIC"):
         point = pick.rng.choice(("roce_np", "roce_rp"))
         (lk.nic.np_enabled if point == "roce_np" else lk.nic.rp_enabled).discard(ROCE_PRIO)
         out.append(link_truth("QOS-DCQCN-OFF", lk, "nic", f"NIC {point} disabled on the RoCE priority"))
+    return out
+
+
+def bnxt_dcqcn_off(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-DCQCN-OFF: a Broadcom Thor NIC's bnxt_re congestion control is off, device-wide: ``ecn_enable`` 0 (no
+    reaction or notification point) or ``ecn_marking`` 0 (RoCE leaves non-ECT, so no switch can mark it and no
+    CNP ever comes back). ``cc_mode`` stays 1: 0 is DCQCN-D, a DCQCN variant, not off.
+
+    The twin NIC has no bnxt fields: ``np_enabled`` without the RoCE priority renders ``ecn_enable`` 0 and
+    ``rp_enabled`` without it ``ecn_marking`` 0 (:func:`unifab.twin.host_nic_vendor_files.nic_bnxt_cc`).
+    """
+    out = []
+    why = "no free link left with a Broadcom bnxt NIC"
+    for lk in pick.links_for("bnxt-dcqcn-off", lambda lk: lk.nic.vendor == "bnxt", why):
+        if _either(pick):
+            lk.nic.np_enabled.discard(ROCE_PRIO)
+            out.append(link_truth("QOS-DCQCN-OFF", lk, "nic", "bnxt_re cc/ecn_enable 0"))
+        else:
+            lk.nic.rp_enabled.discard(ROCE_PRIO)
+            out.append(link_truth("QOS-DCQCN-OFF", lk, "nic", "bnxt_re cc/ecn_marking 0 (RoCE sent non-ECT)"))
     return out
 
 
@@ -162,7 +207,7 @@ def cable_len(cluster: Cluster, pick: Picker) -> list[Truth]:
     platform's cable, so a link between a Broadcom NIC and an EOS leaf cannot get this wrong.
     """
     out = []
-    why = "no link in this cluster has a cable-length setting on either end"
+    why = "no free link left with a cable-length setting on either end"
     for lk in pick.links_for("cable-len", _has_cable_setting, why):
         nic_side = lk.nic.vendor == "mlx5" and (lk.leaf.os == "eos" or _either(pick))
         if nic_side:
@@ -230,7 +275,7 @@ tc_override = _link_scenario(
     lambda lk: _setting(lk.nic, "tclass", 96, "traffic_class override 96 (DSCP 24)"),
     # the override is MLNX_OFED sysfs: upstream mlx5 and Broadcom have no traffic_class file
     where=lambda lk: lk.nic.ofed_sysfs,
-    why="no NIC in this cluster runs MLNX_OFED (the traffic_class override)",
+    why="no free link left with an MLNX_OFED NIC",
 )
 ecn_off = _link_scenario(
     "ecn-off",
@@ -261,7 +306,7 @@ headroom_short = _link_scenario(
     "a switch port's lossless PG gets a quarter of the xoff its cable needs.",
     lambda lk: _setting(lk.port, "headroom_short", True, "lossless PG xoff cut to a quarter"),
     where=lambda lk: lk.leaf.os == "sonic",
-    why="no leaf in this cluster runs SONiC (PG buffer profiles)",
+    why="no free link left on a SONiC leaf",
 )
 global_pause = _link_scenario(
     "global-pause",
@@ -324,7 +369,7 @@ uplink_fec = _uplink_scenario(
     "with FEC off",
     lambda p: _set(p, "fec", "none", "with FEC none"),
     where=lambda up: up.leaf.os == up.spine.os == "sonic",
-    why="no leaf-spine link in this cluster has SONiC on both ends (PORT.fec)",
+    why="no free leaf-spine link left with SONiC on both ends",
 )
 uplink_mtu = _uplink_scenario("uplink-mtu", "QOS-MTU", "at MTU 1500", lambda p: _set(p, "mtu", 1500, "at MTU 1500"))
 uplink_ecn = _uplink_scenario(
@@ -354,12 +399,22 @@ uplink_pfcwd = _uplink_scenario(
 uplink_pfc = _uplink_scenario(
     "uplink-pfc", "QOS-PFC-MISMATCH", "with PFC off", lambda p: _set(p, "pfc", set(), "with PFC off")
 )
+# the 30 m uplink cables need the largest headroom; only SONiC configs carry PG buffer profiles
+uplink_headroom = _uplink_scenario(
+    "uplink-headroom",
+    "QOS-HEADROOM",
+    "with a quarter of the lossless PG xoff its cable needs",
+    lambda p: _set(p, "headroom_short", True, "with the lossless PG xoff cut to a quarter"),
+    where=lambda up: up.leaf.os == up.spine.os == "sonic",
+    why="no free leaf-spine link left with SONiC on both ends",
+)
 
 
 # Switch-wide scenarios come first so per-link ones avoid their leaves (see Picker).
 SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "dscp-lossy": dscp_lossy,
     "spine-dscp-lossy": spine_dscp_lossy,
+    "ecn-colour": ecn_colour,
     "ecn-thresh": ecn_thresh,
     "job-tc": job_tc,
     "pfc-mismatch": pfc_mismatch,
@@ -368,6 +423,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "tc-override": tc_override,
     "ecn-off": ecn_off,
     "dcqcn-off": dcqcn_off,
+    "bnxt-dcqcn-off": bnxt_dcqcn_off,
     "cnp-not-strict": cnp_not_strict,
     "pfcwd-off": pfcwd_off,
     "cable-len": cable_len,
@@ -378,6 +434,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-fec": uplink_fec,
     "uplink-mtu": uplink_mtu,
     "uplink-pfc": uplink_pfc,
+    "uplink-headroom": uplink_headroom,
     "uplink-ecn": uplink_ecn,
     "uplink-trust": uplink_trust,
     "uplink-cnp": uplink_cnp,
@@ -390,3 +447,35 @@ SCENARIOS.update(HOST_SCENARIOS)
 # the ones that break what NCCL assumes and the links' capacity (affinity, nccl-hca, degraded-link, uplink-down).
 SCENARIOS.update(TOPOLOGY_SCENARIOS)
 SCENARIOS.update(NCCL_AND_LINK_SCENARIOS)
+
+_SONIC = frozenset({"sonic"})
+# Scenarios a cluster may have no device for (the rest need only links, leaves, hosts or jobs): the generator
+# skips them there, saying which kind of device is missing. Each matches the devices the scenario's own picks
+# narrow to (``where``), so with these met a scenario always finds one, unless other scenarios took them all.
+NEEDS: dict[str, Needs] = {
+    "tc-override": Needs(
+        "no NIC in this cluster runs MLNX_OFED (the traffic_class override)",
+        nic_vendor=frozenset({"mlx5"}),
+        nic_driver=frozenset({"ofed"}),
+    ),
+    "dcqcn-off": Needs(
+        "no NIC in this cluster has a per-priority DCQCN enable (MLNX_OFED ecn/roce_*/enable)",
+        nic_vendor=frozenset({"mlx5"}),
+        nic_driver=frozenset({"ofed"}),
+    ),
+    "bnxt-dcqcn-off": Needs(
+        "no NIC in this cluster is a Broadcom bnxt (bnxt_re CC configfs)", nic_vendor=frozenset({"bnxt"})
+    ),
+    "cable-len": Needs(
+        "no link in this cluster has a cable-length setting on either end (an mlx5 NIC, a SONiC or NVUE leaf)",
+        nic_vendor=frozenset({"mlx5"}),
+        otherwise=Needs("no SONiC or NVUE leaf", leaf_os=frozenset({"sonic", "nvue"})),
+    ),
+    "headroom-short": Needs("no leaf in this cluster runs SONiC (PG buffer profiles)", leaf_os=_SONIC),
+    "ecn-colour": Needs("no spine in this cluster runs SONiC (WRED_PROFILE ecn mark mode)", spine_os=_SONIC),
+    "uplink-fec": Needs("no leaf-spine link in this cluster has SONiC on both ends (PORT.fec)", uplink_os=_SONIC),
+    "uplink-headroom": Needs(
+        "no leaf-spine link in this cluster has SONiC on both ends (PG buffer profiles)", uplink_os=_SONIC
+    ),
+    **HOST_NEEDS,
+}

@@ -11,6 +11,7 @@ clean switch is exactly its intent and a broken one differs only where it was br
 * a priority some port runs PFC on beyond the intent's (pfc-mismatch) → its class's PG in
   ``TC_TO_PRIORITY_GROUP_MAP`` (the PG of the same number, SONiC's default);
 * ``ecn_min_bytes``/``ecn_max_bytes`` (ecn-thresh) → the RoCE queue's ``WRED_PROFILE`` thresholds;
+  the switch's ECN mark mode (ecn-colour, ``TwinSwitch.ecn_mark_mode``) → that profile's ``ecn``;
 * per port: ``mtu``, ``speed_mbps``, ``fec`` → ``PORT``; ``pfc`` → ``pfc_enable``/``pfcwd_sw_enable``
   and the lossless ``BUFFER_PG`` keys; ``trusts_dscp`` → ``dscp_to_tc_map``; ``pfcwd`` → ``PFC_WD``;
   ``roce_queue_ecn`` → the RoCE queue's ``wred_profile``; ``cnp_queue_strict`` → the CNP queue's
@@ -108,7 +109,8 @@ def _queue_runs(queues: set[int]) -> list[str]:
 
 
 def _switch_deviations(switch: TwinSwitch, profile: QosProfile, tables: dict[str, dict[str, Any]]) -> None:
-    """Switch-wide scenario changes: DSCP map entries (dscp-lossy) and ECN thresholds (ecn-thresh)."""
+    """Switch-wide scenario changes: DSCP map entries (dscp-lossy), the RoCE WRED profile's ECN mark mode
+    (ecn-colour) and thresholds (ecn-thresh)."""
     dscp_map = tables["DSCP_TO_TC_MAP"][profile.name]
     for d, tc in switch.dscp_to_tc.items():
         if _CLEAN_DSCP.get(d) != tc:
@@ -117,8 +119,11 @@ def _switch_deviations(switch: TwinSwitch, profile: QosProfile, tables: dict[str
     tc_to_pg = tables["TC_TO_PRIORITY_GROUP_MAP"][profile.name]
     for prio in {p for port in switch.ports.values() for p in port.pfc} - profile.lossless_priorities:
         tc_to_pg[str(profile.priority_to_tc[prio])] = str(prio)
+    wred_name = f"{profile.name}_Q{profile.roce_queue}"
+    if switch.ecn_mark_mode != "ecn_all":
+        tables["WRED_PROFILE"][wred_name]["ecn"] = switch.ecn_mark_mode
     if (switch.ecn_min_bytes, switch.ecn_max_bytes) != (c.ECN_MIN_BYTES, c.ECN_MAX_BYTES):
-        wred = tables["WRED_PROFILE"][f"{profile.name}_Q{profile.roce_queue}"]
+        wred = tables["WRED_PROFILE"][wred_name]
         for colour in ("green", "yellow", "red"):
             wred[f"{colour}_min_threshold"] = str(switch.ecn_min_bytes)
             wred[f"{colour}_max_threshold"] = str(switch.ecn_max_bytes)

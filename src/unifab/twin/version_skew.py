@@ -7,6 +7,9 @@ one of
 * NIC firmware (``cmd/ibv_devinfo.txt``: ``fw_ver`` of every NIC of the host) -> ``FLEET-FIRMWARE`` on its NICs;
 * NIC driver (``sys/module/<driver>/version``) or GPU driver (``cmd/nvidia-smi-q.xml`` ``driver_version``)
   -> ``FLEET-DRIVER`` on the host;
+* NCCL (the host's ``NCCL version`` lines in its job's ``telemetry/nccl/<job id>.log``, which
+  :func:`~unifab.twin.version_files.write_nccl_logs` writes first for every running job without one) ->
+  ``FLEET-DRIVER`` on the host (field ``nccl``; the job is the group);
 * switch OS (``eos/show-version.json`` ``version``, ``sonic/show-version.txt``, ``nvue/nv-show-system.txt`` or the
   NVUE configuration header) -> ``FLEET-OS`` on the switch.
 
@@ -31,8 +34,9 @@ from unifab.collect.eos import SHOW_VERSION as EOS_SHOW_VERSION
 from unifab.collect.nvue import SHOW_SYSTEM
 from unifab.collect.sonic import SHOW_VERSION as SONIC_SHOW_VERSION
 from unifab.model import nic_id
-from unifab.parse.host import ibv_devinfo
+from unifab.parse.host import ibv_devinfo, nccl_debug
 from unifab.parse.switch import nvue_system, sonic_version
+from unifab.twin.version_files import write_nccl_logs
 
 __all__ = ["SCENARIO", "apply_version_skew", "older"]
 
@@ -111,6 +115,8 @@ def _candidates(bundle_dir: Path) -> list[_Candidate]:
     hosts = bundle_dir / "hosts"
     for host_dir in sorted(p for p in hosts.iterdir() if p.is_dir()) if hosts.is_dir() else ():
         out += _host_candidates(host_dir)
+    if hosts.is_dir():
+        out += _nccl_candidates(bundle_dir, {p.name for p in hosts.iterdir() if p.is_dir()})
     switches = bundle_dir / "switches"
     for switch_dir in sorted(p for p in switches.iterdir() if p.is_dir()) if switches.is_dir() else ():
         found = _switch_candidate(switch_dir)
@@ -154,6 +160,31 @@ def _host_candidates(host_dir: Path) -> list[_Candidate]:
 
         out.append(_Candidate("gpu_driver", "FLEET-DRIVER", "host", host, "gpu", gpu))
     return out
+
+
+def _nccl_candidates(bundle_dir: Path, hosts: set[str]) -> list[_Candidate]:
+    """One candidate per host of each job log whose ranks all print one NCCL release."""
+    out: list[_Candidate] = []
+    for path in write_nccl_logs(bundle_dir):
+        versions = nccl_debug.scan_versions(path.read_text(), str(path))
+        if len({v.release for v in versions}) != 1:
+            continue
+        for host in sorted({v.host for v in versions} & hosts):
+            out.append(_Candidate("nccl", "FLEET-DRIVER", "host", host, f"nccl:{path.name}", _nccl_skew(path, host)))
+    return out
+
+
+def _nccl_skew(path: Path, host: str) -> Callable[[random.Random], tuple[str, ...]]:
+    def skew(rng: random.Random) -> tuple[str, ...]:
+        lines = path.read_text().split("\n")
+        mine = [v for v in nccl_debug.scan_versions("\n".join(lines), str(path)) if v.host == host]
+        new = older(mine[0].release, rng)
+        for v in mine:
+            lines[v.line - 1] = lines[v.line - 1].replace(f"NCCL version {v.release}", f"NCCL version {new}", 1)
+        path.write_text("\n".join(lines))
+        return (f"host:{host}",)
+
+    return skew
 
 
 def _file_skew(path: Path, host: str) -> Callable[[random.Random], tuple[str, ...]]:

@@ -226,12 +226,12 @@ def test_truncated_before_the_ports() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "line", "message"),
     [
-        ("4096 (5)", "4000 (5)", 11, "'max_mtu: <256..4096> (<1..5>)'"),
-        ("active_mtu:\t\t1024 (3)", "active_mtu:\t\t1024 (5)", 30, "'active_mtu: <256..4096>"),
-        ("PORT_ACTIVE (4)", "PORT_ACTIVE", 11, "'state: <name> (<n>)'"),
-        ("sm_lid:\t\t\t1", "sm_lid:\t\t\tone", 49, "a number after 'sm_lid:'"),
-        ("b83f:d203:00a1:b2c4", "b83f:d203:00a1", 1, "'node_guid: xxxx:xxxx:xxxx:xxxx'"),
-        ("0x02c9", "02c9", 1, "0x... number after 'vendor_id:'"),
+        ("4096 (5)", "4000 (5)", 13, "'max_mtu: <256..4096> (<1..5>)'"),
+        ("active_mtu:\t\t1024 (3)", "active_mtu:\t\t1024 (5)", 33, "'active_mtu: <256..4096>"),
+        ("PORT_ACTIVE (4)", "PORT_ACTIVE", 12, "'state: <name> (<n>)'"),
+        ("sm_lid:\t\t\t1", "sm_lid:\t\t\tone", 53, "a number after 'sm_lid:'"),
+        ("b83f:d203:00a1:b2c4", "b83f:d203:00a1", 4, "'node_guid: xxxx:xxxx:xxxx:xxxx'"),
+        ("0x02c9", "02c9", 6, "0x... number after 'vendor_id:'"),
         ("phys_port_cnt:\t\t\t2", "phys_port_cnt:\t\t\t1", 39, "ports 1..1 under device mlx5_2"),
         ("hca_id:\tmlx5_1", "hca_id:\tmlx5_0", 20, "new device name"),
         ("port:\t2", "port:\t1", 58, "new port number"),
@@ -240,6 +240,7 @@ def test_truncated_before_the_ports() -> None:
     ],
 )
 def test_errors_name_the_line(old: str, new: str, line: int, message: str) -> None:
+    """The line of the bad value itself (of the block when a key is missing or the block is wrong)."""
     err = parse_error(THREE_DEVICES.replace(old, new, 1))
     assert err.line == line, err
     assert message in err.expected

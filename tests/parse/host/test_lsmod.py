@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host import lsmod
 
 LSMOD = """Module                  Size  Used by
@@ -72,3 +72,18 @@ def test_empty_is_no_module() -> None:
 def test_any_text_parses_or_raises_parse_error(text: str) -> None:
     with contextlib.suppress(ParseError):
         lsmod.parse(text)
+
+
+def test_a_bad_line_costs_that_module_only() -> None:
+    lines = LSMOD.split("\n")
+    bad = next(n for n, line in enumerate(lines, start=1) if line.startswith("nvidia "))
+    lines[bad - 1] = "nvidia  big  3 nvidia_uvm"
+    log = ParseProblems("lsmod.txt")
+    got = lsmod.parse("\n".join(lines), "lsmod.txt", log)
+    (problem,) = log.problems
+    assert problem.line == bad and "module" in problem.skipped
+    assert got.names() == lsmod.parse(LSMOD).names() - {"nvidia"}
+    with pytest.raises(ParseError):
+        lsmod.parse("\n".join(lines))  # without a collector the first bad line is still an error
+    with pytest.raises(ParseError):
+        lsmod.parse("Module Size Used by\nnot a module line\n", "x", ParseProblems("x"))  # nothing usable

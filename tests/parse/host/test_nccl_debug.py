@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from unifab.errors import ParseError
-from unifab.parse.host.nccl_debug import NcclIbDevice, NcclInterface, parse
+from unifab.parse.host.nccl_debug import NcclIbDevice, NcclInterface, parse, scan_versions
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLE = "host/nccl_debug_net_ib_using.txt"
@@ -135,3 +135,87 @@ def test_a_log_with_only_warn_lines_is_read_and_other_warnings_are_ignored() -> 
 def test_a_completion_line_in_no_known_shape_is_a_located_error() -> None:
     err = parse_error(text("banner", "h:1:1 [0] x.cc:1 NCCL WARN NET/IB: Got completion from peer 10.0.0.1 broken"))
     assert err.line == 2 and "status=" in err.expected
+
+
+# --- NCCL version lines ----------------------------------------------------------------------------------
+
+VERSION_SAMPLE = "host/nccl_debug_version_a100_nccl_tests.txt"
+
+
+def test_version_of_the_nccl_tests_sample(samples: Path) -> None:
+    r = parse((samples / VERSION_SAMPLE).read_text(), VERSION_SAMPLE)
+    assert r.hosts["lrdn2296"].versions == ("2.22.3",)
+    assert [(v.line, v.host, v.pid, v.release, v.build) for v in r.versions] == [
+        (5, "lrdn2296", 4063850, "2.22.3", "cuda12.2")
+    ]
+    assert r.hosts["lrdn2296"].ib_devices[0].name == "mlx5_0"  # the rest of the log still reads
+
+
+def test_scan_versions_agrees_with_parse_on_the_sample(samples: Path) -> None:
+    raw = (samples / VERSION_SAMPLE).read_text()
+    assert scan_versions(raw, VERSION_SAMPLE) == parse(raw, VERSION_SAMPLE).versions
+
+
+# Real lines: worldcoin/iris-mpc PR #510 (AWS EFA, NCCL 2.22.3), aikitoria/open-gpu-kernel-modules issue #38
+# (NCCL 2.31.2), a multi-node log with a launcher prefix (torchrun's "1: "), kubectl --timestamps.
+REAL_VERSION_LINES = (
+    "ip-10-15-32-252:44:44 [0] NCCL INFO NCCL version 2.22.3+cuda12.6",
+    "definitley-not-a-banana:2274:2274 [0] NCCL INFO NCCL version 2.31.2+cuda13.3",
+    "1: p5-dy-gpu-2:62571:62571 [1] NCCL INFO NCCL version 2.26.2+cuda12.2",
+    "2024-11-28T07:42:11.525Z algo-1:17775:17775 [2] NCCL INFO NCCL version 2.21.5+cuda12.4",
+)
+
+
+def test_versions_of_real_lines_by_host() -> None:
+    raw = text(*REAL_VERSION_LINES, "NCCL version 2.21.5+cuda12.4")  # NCCL_DEBUG=VERSION: no host, ignored
+    r = parse(raw)
+    got = {name: h.versions for name, h in r.hosts.items()}
+    assert got == {
+        "ip-10-15-32-252": ("2.22.3",),
+        "definitley-not-a-banana": ("2.31.2",),
+        "p5-dy-gpu-2": ("2.26.2",),
+        "algo-1": ("2.21.5",),
+    }
+    assert [v.build for v in r.versions] == ["cuda12.6", "cuda13.3", "cuda12.2", "cuda12.4"]
+    assert scan_versions(raw) == r.versions
+
+
+def test_one_host_with_two_releases_keeps_both_in_order() -> None:
+    raw = text(
+        "gpu01:10:10 [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
+        "gpu01:11:11 [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
+        "gpu01:12:12 [0] NCCL INFO NCCL version 2.19.3+cuda12.3",
+    )
+    assert parse(raw).hosts["gpu01"].versions == ("2.21.5", "2.19.3")
+    assert [v.line for v in scan_versions(raw)] == [1, 2, 3]
+
+
+def test_scan_versions_ignores_what_parse_refuses_and_counts_lines() -> None:
+    raw = text(
+        "gpu01:10:10 [0] NCCL INFO NET/IB : Using garbage",
+        "unrelated text mentioning NCCL version 9.9.9",
+        "gpu01:10:10 [0] x.cc:1 NCCL WARN NCCL version 1.0.0",
+        "",
+        "gpu02:10:10 [0] NCCL INFO NCCL version 2.18.1+cuda12.1",
+    )
+    with pytest.raises(ParseError):
+        parse(raw)
+    assert [(v.line, v.host, v.release) for v in scan_versions(raw, "t.log")] == [(5, "gpu02", "2.18.1")]
+    assert scan_versions("") == ()
+
+
+def test_text_after_the_version_and_a_package_suffix_are_tolerated() -> None:
+    raw = text(
+        "gpu01:10:10 [0] NCCL INFO NCCL version 2.21.5+cuda12.4 HEAD:0123abc",
+        "gpu02:10:10 [0] NCCL INFO NCCL version 2.18.5-1+cuda12.2",
+    )
+    assert [(v.release, v.build) for v in scan_versions(raw)] == [("2.21.5", "cuda12.4"), ("2.18.5-1", "cuda12.2")]
+
+
+@pytest.mark.parametrize("bad", ["NCCL version garbage", "NCCL version v2.21.5", "NCCL version +cuda12"])
+def test_a_version_line_without_a_release_is_a_located_error(bad: str) -> None:
+    raw = text("gpu01:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>", f"gpu01:10:10 [0] NCCL INFO {bad}")
+    for read in (parse, scan_versions):
+        with pytest.raises(ParseError) as info:
+            read(raw, "t.log")
+        assert info.value.line == 2 and "NCCL version <major>.<minor>.<patch>" in str(info.value)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from unifab.errors import ParseError
-from unifab.parse.host.nvidia_smi_q import EccCounts, RemappedRows, parse, read_xml
+from unifab.parse.host.nvidia_smi_q import EccCounts, RemappedRows, dump, parse, read_xml
 
 GoldenCheck = Callable[[Path, object], None]
 GOLDEN = Path(__file__).parent / "golden"
@@ -241,3 +241,61 @@ def test_bad_values_name_their_element(samples: Path) -> None:
     no_id = raw.replace('<gpu id="00000000:01:00.0">', "<gpu>").replace("<pci_bus_id>00000000:01:00.0</pci_bus_id>", "")
     err = parse_error(no_id)
     assert err.line == line_of(raw, "<gpu id=") and "PCI address" in err.expected
+
+
+# --- the Fabric section of NVLink-switch systems (GB200-class) ---------------------------------------------
+
+UUID = "6d9fbfd8-1c2b-4e3a-9f10-0123456789ab"
+
+
+def _fabric(samples: Path, body: str) -> str:
+    return block((samples / A100).read_text(), "fabric", f"<fabric>{body}</fabric>")
+
+
+def test_the_a100_has_no_nvlink_domain(samples: Path) -> None:
+    r = parse((samples / A100).read_text(), A100)
+    assert (r.gpus[0].fabric_clique_id, r.gpus[0].fabric_cluster_uuid) == (None, None)
+    assert r.nvlink_domains == ()
+
+
+def test_clique_and_cluster_uuid_make_the_nvlink_domain(samples: Path) -> None:
+    body = (
+        "<state>Completed</state><status>Success</status><cliqueId>32766</cliqueId>"
+        f"<clusterUuid>{UUID.upper()}</clusterUuid><health><bandwidth>Full</bandwidth></health>"
+    )
+    r = parse(_fabric(samples, body), "smi.xml")
+    g = r.gpus[0]
+    assert (g.fabric_state, g.fabric_status, g.fabric_clique_id, g.fabric_cluster_uuid) == (
+        "Completed",
+        "Success",
+        32766,
+        UUID,
+    )
+    assert r.nvlink_domains == (f"{UUID}.32766",)
+    snake = parse(_fabric(samples, f"<clique_id>7</clique_id><cluster_uuid>{UUID}</cluster_uuid>"), "smi.xml")
+    assert snake.nvlink_domains == (f"{UUID}.7",)
+
+
+def test_no_partition_and_not_available_read_as_no_domain(samples: Path) -> None:
+    zero = "00000000-0000-0000-0000-000000000000"
+    for body in (
+        f"<cliqueId>0</cliqueId><clusterUuid>{zero}</clusterUuid>",
+        "<cliqueId>N/A</cliqueId><clusterUuid>N/A</clusterUuid>",
+        f"<clusterUuid>{UUID}</clusterUuid>",  # a UUID without its clique is no domain
+    ):
+        assert parse(_fabric(samples, body), "smi.xml").nvlink_domains == ()
+
+
+def test_a_bad_clique_or_uuid_names_its_element(samples: Path) -> None:
+    raw = _fabric(samples, "<cliqueId>abc</cliqueId>")
+    err = parse_error(raw)
+    assert "<cliqueId>" in str(err) and err.line == line_of(raw, "<cliqueId>")
+    raw = _fabric(samples, "<cliqueId>1</cliqueId><clusterUuid>not-a-uuid; rm -rf /</clusterUuid>")
+    err = parse_error(raw)
+    assert "<clusterUuid> as a UUID" in str(err) and err.line == line_of(raw, "<clusterUuid>")
+
+
+def test_dump_keeps_the_nvlink_domain(samples: Path) -> None:
+    r = parse(_fabric(samples, f"<cliqueId>5</cliqueId><clusterUuid>{UUID}</clusterUuid>"), "smi.xml")
+    again = parse(dump(r), "dump.xml")
+    assert again.nvlink_domains == (f"{UUID}.5",) and again.gpus == r.gpus

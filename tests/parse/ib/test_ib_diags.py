@@ -18,6 +18,7 @@ from unifab.parse.ib import (
     ibqueryerrors,
     ibstat,
     perfquery,
+    saquery,
     sminfo,
 )
 
@@ -34,6 +35,8 @@ CASES = [
     ("iblinkinfo_sim_rail_faulty", iblinkinfo),
     ("iblinkinfo_l_sim_rail_faulty", iblinkinfo),
     ("ibstat_sim_ARTIFACTS", ibstat),
+    ("ibstatus_h100_ndr", ibstat),
+    ("saquery_nr_sim", saquery),
     ("ibswitches_sim", ibnodes),
     ("ibhosts_sim", ibnodes),
     ("ibnetdiscover_l_sim_rail_faulty", ibnodes),

@@ -115,6 +115,32 @@ _FLAG = re.compile(
 )
 
 
+# key -> (kind, what, level, lane): the three key grammars matched once per distinct key, not once per line
+# (every module of a fleet prints the same few hundred keys); bounded so hostile input cannot grow it
+_Class = tuple[str, str, str, str | None]
+_CLASSIFIED: dict[str, _Class] = {}
+_MAX_CLASSIFIED = 4096
+
+
+def _classify(key: str) -> _Class:
+    if m := _THRESHOLD.match(key):
+        return "threshold", _QUANTITY[m["what"]], m["kind"].replace(" ", "_"), None
+    if m := _MONITOR.match(key):
+        return "monitor", m["what"], "", m["lane"]
+    if m := _FLAG.match(key):
+        return "flag", _QUANTITY[m["what"]], m["kind"].replace(" ", "_"), m["lane"]
+    return "info", "", "", None
+
+
+def _classified(key: str) -> _Class:
+    found = _CLASSIFIED.get(key)
+    if found is None:
+        found = _classify(key)
+        if len(_CLASSIFIED) < _MAX_CLASSIFIED:
+            _CLASSIFIED[key] = found
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Flags:
     """Alarm/warning flags of one monitored quantity (None: that flag was not printed)."""
@@ -270,17 +296,19 @@ class _Parser:
             if value not in ("Yes", "No"):
                 raise self.fail(f"expected Yes or No, got {value[:40]!r}")
             self.alarm_flags = value == "Yes"
-        elif m := _THRESHOLD.match(key):
-            self.once(key)
-            self.threshold(_QUANTITY[m["what"]], m["kind"].replace(" ", "_"), value)
-        elif m := _MONITOR.match(key):
-            self.once(key)
-            self.monitor(m["what"], m["lane"], value)
-        elif m := _FLAG.match(key):
-            self.once(key)
-            self.flag(_QUANTITY[m["what"]], m["kind"].replace(" ", "_"), m["lane"], self.on_off(value))
         else:
-            self.info.append((key, value))
+            kind, what, level, lane = _classified(key)
+            if kind == "threshold":
+                self.once(key)
+                self.threshold(what, level, value)
+            elif kind == "monitor":
+                self.once(key)
+                self.monitor(what, lane, value)
+            elif kind == "flag":
+                self.once(key)
+                self.flag(what, level, lane, self.on_off(value))
+            else:
+                self.info.append((key, value))
 
     def threshold(self, quantity: str, kind: str, value: str) -> None:
         if quantity in ("tx", "rx"):
@@ -316,7 +344,8 @@ class _Parser:
                 raise self.fail(f"expected no channel on a module {quantity} flag")
             self.module_flags.setdefault(quantity, {})[kind] = on
         else:
-            self.lane(lane_text).flags.setdefault(quantity, {})[kind] = on
+            lane = self.lanes.get(int(lane_text)) if lane_text is not None and lane_text.isdigit() else None
+            (lane or self.lane(lane_text)).flags.setdefault(quantity, {})[kind] = on
 
     def spec(self) -> str | None:
         code = self.identifier_code
@@ -394,14 +423,25 @@ def _lane(number: int, b: _LaneBuild) -> Lane:
 def parse(text: str, source: str = "<input>") -> ModuleEeprom:
     """Read decoded ``ethtool -m`` output; raise :class:`ParseError` on anything off-grammar."""
     parser = _Parser(source)
+    seen = parser.seen
     for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        parser.number = number
         key, colon, value = raw.partition(":")
-        key, value = key.strip(), value.strip()
+        key = key.strip()
         if not colon or not key:
+            if not raw.strip():
+                continue
+            parser.number = number
             raise parser.fail(f"expected '<key> : <value>', got {raw.strip()[:60]!r}")
+        parser.number = number
+        value = value.strip()
+        found = _CLASSIFIED.get(key)
+        if found is not None and found[0] == "flag" and parser.identifier_code is not None:
+            # the commonest line (a fifth to a half of a module's): handled here, as line() would
+            if key in seen:
+                raise parser.fail(f"expected {key!r} once")
+            seen.add(key)
+            parser.flag(found[1], found[2], found[3], parser.on_off(value))
+            continue
         if parser.identifier_code is None and key != "Identifier":
             raise parser.fail(f"expected 'Identifier : 0x..' first (decoded ethtool -m), got {raw.strip()[:60]!r}")
         parser.line(key, value)

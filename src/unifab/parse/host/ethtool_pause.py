@@ -11,13 +11,17 @@
 
 Global pause stops every priority of the link at once; on a RoCE fabric it must be off wherever PFC
 is on (mlx5 refuses to run both, and a switch honouring both pauses lossy traffic too).
+
+With a :class:`~unifab.errors.ParseProblems` collector an unknown line is skipped (a problem naming it); a
+bad value of a required setting still makes the file unreadable, since the record has no "unknown" for it,
+and a bad ``RX/TX negotiated`` value leaves that field ``None``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["PauseParams", "dump", "parse"]
 
@@ -40,7 +44,8 @@ class PauseParams:
     tx_negotiated: bool | None = None
 
 
-def parse(text: str, source: str = "<input>") -> PauseParams:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> PauseParams:
+    log = problems if problems is not None else ParseProblems.strict(source)
     interface: str | None = None
     values: dict[str, bool] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -53,12 +58,16 @@ def parse(text: str, source: str = "<input>") -> PauseParams:
         key, sep, value = line.partition(":")
         field = _FIELDS.get(key.strip())
         if not sep or field is None:
-            raise ParseError(
-                source, "expected 'Pause parameters for <if>:' or 'Autonegotiate|RX|TX: on|off'", line=number
-            )
+            expected = "expected 'Pause parameters for <if>:' or 'Autonegotiate|RX|TX: on|off'"
+            log.add(expected, f"line {number} ({line[:40]!r})", line=number)
+            continue
         word = value.strip()
         if word not in ("on", "off"):
-            raise ParseError(source, f"expected 'on' or 'off' after '{key.strip()}:', got {word!r}", line=number)
+            expected = f"expected 'on' or 'off' after '{key.strip()}:', got {word!r}"
+            if field in ("autoneg", "rx", "tx"):
+                raise ParseError(source, expected, line=number)
+            log.add(expected, f"the {key.strip()} setting", line=number)
+            continue
         values[field] = word == "on"
     missing = [k for k in ("autoneg", "rx", "tx") if k not in values]
     if missing:

@@ -25,13 +25,16 @@ Pasted captures often carry the commands that made them: ``# ethtool -S eth3 | g
 ``$ ethtool -S eth3``, ``root@h1:~# ...`` (:func:`unifab.parse._text.is_prompt`), with blank lines between
 the blocks of several ``| grep`` runs. Those lines are skipped anywhere (no counter line looks like one);
 a ``NIC statistics:`` header may start each command's block.
+
+With a :class:`~unifab.errors.ParseProblems` collector a bad counter line (not ``name: value``, a value
+that is not a number, a name printed twice) costs that counter only; a file with no counter read raises.
 """
 
 from __future__ import annotations
 
 import re
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import is_prompt
 
 __all__ = [
@@ -122,10 +125,12 @@ _OLD_PRIO = re.compile(r"^prio([0-7])_(.+)$")
 _NUM = re.compile(r"^\d+$")
 
 
-def parse(text: str, source: str = "<input>") -> dict[str, int]:
-    """Read ``ethtool -S`` output into ``{counter: value}``."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> dict[str, int]:
+    """Read ``ethtool -S`` output into ``{counter: value}``; a bad line costs its counter (see module doc)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     stats: dict[str, int] = {}
     seen_header = False
+    skipped = 0
     block_start = True  # at the start of the text or right after a prompt line
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
@@ -136,23 +141,32 @@ def parse(text: str, source: str = "<input>") -> dict[str, int]:
             continue
         if line == HEADER:
             if not block_start:
-                raise ParseError(source, f"expected {HEADER!r} once, before the counters", line=number)
+                log.add(f"expected {HEADER!r} once, before the counters", "a repeated header line", line=number)
             seen_header = True
             block_start = False
             continue
         block_start = False
-        name, colon, value = line.rpartition(":")
-        name, value = name.strip(), value.strip()
-        if not colon or not name:
-            raise ParseError(source, f"expected '<counter>: <value>', got {line[:60]!r}", line=number)
-        if not _NUM.match(value):
-            raise ParseError(source, f"expected an unsigned integer for {name}, got {value[:30]!r}", line=number)
-        if name in stats:
-            raise ParseError(source, f"expected {name} once", line=number)
-        stats[name] = int(value)
-    if not stats and not seen_header:
+        with log.skipping(f"line {number} ({line[:40]!r})") as row:
+            name, value = _counter(line, number, source, stats)
+            stats[name] = value
+        skipped += row.failed
+    if not stats and (not seen_header or skipped):
+        if log.problems and skipped:
+            raise log.problems[-1].error()
         raise ParseError(source, f"expected {HEADER!r} and counters, got empty text", line=1)
     return stats
+
+
+def _counter(line: str, number: int, source: str, stats: dict[str, int]) -> tuple[str, int]:
+    name, colon, value = line.rpartition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not name:
+        raise ParseError(source, f"expected '<counter>: <value>', got {line[:60]!r}", line=number)
+    if not _NUM.match(value):
+        raise ParseError(source, f"expected an unsigned integer for {name}, got {value[:30]!r}", line=number)
+    if name in stats:
+        raise ParseError(source, f"expected {name} once", line=number)
+    return name, int(value)
 
 
 def dump(stats: dict[str, int]) -> str:

@@ -29,6 +29,10 @@ colon, ``tag matching not supported``...) and port keys after ``link_layer`` (``
 ``GID[  0]:``...). Those lines are accepted when indented and not recorded; the keys above are
 required in every device and port, so a truncated capture is an error. Devices and ports may not
 repeat. Whitespace is free: captures with TABs expanded to spaces parse the same.
+
+With a :class:`~unifab.errors.ParseProblems` collector a device block that cannot be read (a bad or missing
+value in it or in one of its ports, a repeated key) costs that device; the problem names the line of the
+value (or of the block when a key is missing). A text with no device read raises.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["DEVICE_KEYS", "MTU_ENUM", "PORT_KEYS", "PORT_STATES", "TRANSPORTS", "IbvDevice", "IbvPort", "dump", "parse"]
 
@@ -99,6 +103,7 @@ class _Block:
     name: str
     line: int
     values: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # key -> the line it was printed on
 
 
 class _Parser:
@@ -136,6 +141,7 @@ class _Parser:
             if key in block.values:
                 raise self.fail(f"expected {key!r} once in {self.where(block)}")
             block.values[key] = value
+            block.lines[key] = self.number
         # anything else is -v detail (capability flags, limits, GIDs): accepted, not recorded
 
     def where(self, block: _Block) -> str:
@@ -152,18 +158,20 @@ class _Parser:
             return int(text)
         if hex_ok and _HEX.match(text):
             return int(text, 16)
-        raise self.fail(f"expected a number after '{key}:' in {self.where(block)}, got {text!r}", line=block.line)
+        where = block.lines.get(key, block.line)
+        raise self.fail(f"expected a number after '{key}:' in {self.where(block)}, got {text!r}", line=where)
 
     def enum_name(self, block: _Block, key: str) -> tuple[str, int]:
         m = _ENUM.match(self.need(block, key))
         if m is None:
-            raise self.fail(f"expected '{key}: <name> (<n>)' in {self.where(block)}", line=block.line)
+            raise self.fail(f"expected '{key}: <name> (<n>)' in {self.where(block)}", line=block.lines[key])
         return m[1], int(m[2])
 
     def mtu(self, block: _Block, key: str) -> int:
         name, code = self.enum_name(block, key)
         if not _NUM.match(name) or MTU_ENUM.get(int(name)) != code:
-            raise self.fail(f"expected '{key}: <256..4096> (<1..5>)' in {self.where(block)}", line=block.line)
+            where = block.lines[key]
+            raise self.fail(f"expected '{key}: <256..4096> (<1..5>)' in {self.where(block)}", line=where)
         return int(name)
 
     def port(self, block: _Block) -> IbvPort:
@@ -190,10 +198,10 @@ class _Parser:
                 self.need(d, key)
         for key in ("node_guid", "sys_image_guid"):
             if not _GUID.match(self.need(d, key)):
-                raise self.fail(f"expected '{key}: xxxx:xxxx:xxxx:xxxx' in device {d.name}", line=d.line)
+                raise self.fail(f"expected '{key}: xxxx:xxxx:xxxx:xxxx' in device {d.name}", line=d.lines[key])
         for key in ("vendor_id", "hw_ver"):
             if not _HEX.match(self.need(d, key)):
-                raise self.fail(f"expected a 0x... number after '{key}:' in device {d.name}", line=d.line)
+                raise self.fail(f"expected a 0x... number after '{key}:' in device {d.name}", line=d.lines[key])
         count = self.number_of(d, "phys_port_cnt", self.need(d, "phys_port_cnt"))
         ports = tuple(self.port(p) for p in self.ports)
         if any(p.port > count for p in ports) or not ports:
@@ -217,15 +225,31 @@ class _Parser:
         self.ports = []
 
 
-def parse(text: str, source: str = "<input>") -> tuple[IbvDevice, ...]:
-    """Read ``ibv_devinfo [-v]`` output: one record per ``hca_id:`` block."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[IbvDevice, ...]:
+    """Read ``ibv_devinfo [-v]`` output: one record per ``hca_id:`` block (a bad block costs that device)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     parser = _Parser(source)
+    dropped = False  # inside a device block that could not be read: skip to the next 'hca_id:'
     for number, raw in enumerate(text.split("\n"), start=1):
-        if raw.strip():
-            parser.number = number
+        if not raw.strip() or (dropped and not raw.strip().startswith("hca_id")):
+            continue
+        parser.number = number
+        if raw.strip().startswith("hca_id") and parser.device is not None:  # the block before ends here
+            with log.skipping(f"device {parser.device.name}") as closing:
+                parser.close()
+            if closing.failed:
+                parser.device, parser.ports = None, []
+        name = parser.device.name if parser.device is not None else raw.strip()[:40]
+        with log.skipping(f"device {name}") as row:
             parser.line(raw.rstrip("\r"))
+        dropped = row.failed
+        if row.failed:
+            parser.device, parser.ports = None, []
     parser.number = max(1, text.count("\n"))
-    parser.close()
+    with log.skipping(f"device {parser.device.name if parser.device else '?'}"):
+        parser.close()
+    if not parser.devices and log.problems:
+        raise log.problems[0].error()
     if not parser.devices:
         raise ParseError(source, "expected ibv_devinfo output ('hca_id:' blocks), got empty text", line=1)
     return tuple(parser.devices)

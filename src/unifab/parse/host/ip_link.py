@@ -26,6 +26,13 @@ Every link starts with an unindented header, then indented lines::
 * ``-d`` output of iproute2 ≥ 4.15 prints ``minmtu N maxmtu N`` on the ``link/`` line: the netdev's
   ``max_mtu`` (9978 on ConnectX mlx5 netdevs), which the mlx5 driver sizes lossless receive buffers with.
   :func:`max_mtus` returns it per link (``maxmtu 0``, loopback and tunnels without a limit, is left out).
+* :func:`link_facts` returns, per link, that ``max_mtu``, the ``state`` word as printed (``operstate``:
+  ``UP``, ``DOWN``, ``LOWERLAYERDOWN``, ``UNKNOWN``...; ``None`` when not printed) and ``carrier``: the
+  ``LOWER_UP`` flag (the physical link is up), ``False`` when the link is admin up without it (``NO-CARRIER``)
+  or is admin down and says ``NO-CARRIER``; ``None`` when the flags cannot tell (admin down, nothing said).
+
+With a :class:`~unifab.errors.ParseProblems` collector a link header that cannot be read costs that link
+(its indented lines are skipped with it); a text with no link read raises.
 
 Captures glued from several hosts (interface indexes restarting) are read as one list in file order;
 names are not checked for uniqueness here. Indentation is not fixed (some captures use 3 spaces).
@@ -37,10 +44,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.netdev import Interface, normalize_mac
 
-__all__ = ["LINK_KINDS", "max_mtus", "parse", "parse_lines"]
+__all__ = ["LINK_KINDS", "LinkFacts", "link_facts", "max_mtus", "parse", "parse_lines"]
 
 _HEADER = re.compile(r"(?P<index>\d+):\s+(?P<name>[^\s:@]+)(?:@(?P<link>[^\s:]+))?:\s+<(?P<flags>[^>]*)>(?P<rest>.*)")
 _MTU = re.compile(r"\bmtu (\d+)\b")
@@ -142,37 +149,74 @@ def _detail(draft: _Draft, words: list[str]) -> None:
         draft.kind = head
 
 
-def _drafts(lines: Sequence[str], source: str, first_line: int) -> list[_Draft]:
+def _drafts(lines: Sequence[str], source: str, first_line: int, problems: ParseProblems | None = None) -> list[_Draft]:
+    log = problems if problems is not None else ParseProblems.strict(source)
     drafts: list[_Draft] = []
+    skipping = False  # inside a link whose header could not be read
     for number, raw in enumerate(lines, start=first_line):
         line = raw.rstrip("\r\n")
         if not line.strip():
             continue
         if not line[0].isspace():
-            drafts.append(_header(line, number, source))
+            with log.skipping(f"the link of line {number} and its indented lines") as row:
+                drafts.append(_header(line, number, source))
+            skipping = row.failed
+            continue
+        if skipping:
             continue
         if not drafts:
             raise ParseError(source, f"expected {_EXPECTED_HEADER} before indented lines", line=number)
         _detail(drafts[-1], line.split())
     if not drafts:
+        if log.problems:
+            raise log.problems[0].error()
         raise ParseError(source, f"expected {_EXPECTED_HEADER}", line=first_line)
     return drafts
 
 
-def parse_lines(lines: Sequence[str], source: str = "<input>", first_line: int = 1) -> tuple[Interface, ...]:
+def parse_lines(
+    lines: Sequence[str], source: str = "<input>", first_line: int = 1, problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse ip output given as lines; ``first_line`` is the number of ``lines[0]`` in the source."""
-    return tuple(draft.finish() for draft in _drafts(lines, source, first_line))
+    return tuple(draft.finish() for draft in _drafts(lines, source, first_line, problems))
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Interface, ...]:
     """Parse ``ip [-d] link show`` or ``ip [-d] address show`` text, one record per link in file order."""
-    return parse_lines(text.splitlines(), source)
+    return parse_lines(text.splitlines(), source, problems=problems)
 
 
-def max_mtus(text: str, source: str = "<input>") -> dict[str, int]:
+def max_mtus(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> dict[str, int]:
     """``maxmtu`` of each link of ``ip -d link show`` / ``ip -d address show`` text, by interface name.
 
     Links whose output has no ``maxmtu`` (no ``-d``, iproute2 before 4.15) or ``maxmtu 0`` are left out;
     a name printed twice (captures glued from several hosts) keeps its last value. Errors as :func:`parse`.
     """
-    return {d.name: d.max_mtu for d in _drafts(text.splitlines(), source, 1) if d.max_mtu is not None}
+    drafts = _drafts(text.splitlines(), source, 1, problems)
+    return {d.name: d.max_mtu for d in drafts if d.max_mtu is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFacts:
+    """What ``ip -d link`` says of one netdev beyond :class:`~unifab.parse.netdev.Interface`."""
+
+    max_mtu: int | None  # ``maxmtu`` (None when absent or 0)
+    operstate: str | None  # the ``state`` word as printed: UP, DOWN, LOWERLAYERDOWN, UNKNOWN...
+    carrier: bool | None  # LOWER_UP set; False on NO-CARRIER or admin up without LOWER_UP; None: cannot tell
+
+
+def link_facts(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> dict[str, LinkFacts]:
+    """:class:`LinkFacts` of each link by interface name (a name printed twice keeps its last). Errors as
+    :func:`parse`."""
+    return {
+        d.name: LinkFacts(d.max_mtu, d.state, _carrier(d.flags))
+        for d in _drafts(text.splitlines(), source, 1, problems)
+    }
+
+
+def _carrier(flags: frozenset[str]) -> bool | None:
+    if "LOWER_UP" in flags:
+        return True
+    if "NO-CARRIER" in flags or "UP" in flags:  # an admin-up link without LOWER_UP has no carrier
+        return False
+    return None  # admin down: the kernel does not say whether a cable would give carrier

@@ -37,6 +37,10 @@ All three carry every :class:`LldpNeighbor` field, so the same capture parses to
 Not kept: ``rid``, ``mgmt-iface``, disabled capabilities, auto-negotiation/power/VLAN/LLDP-MED details.
 ``lldpcli show interfaces`` output (local ports, with ``status``) is rejected with a
 :class:`~unifab.errors.ParseError` rather than read as neighbors.
+
+With a :class:`~unifab.errors.ParseProblems` collector a neighbour entry that cannot be read (a bad value, a
+repeated key, a ``show interfaces`` entry) costs that neighbour, named by its JSON key path or first line;
+what is not JSON, has no ``lldp`` key, or has only bad entries still raises.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
 
 __all__ = ["LldpNeighbor", "dump_json0", "parse", "parse_json", "parse_json0", "parse_keyvalue"]
@@ -196,7 +200,7 @@ def _neighbor_json0(entry_value: object, path: str, source: str) -> LldpNeighbor
     )
 
 
-def _from_json0(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]:
+def _from_json0(root: dict[str, object], source: str, log: ParseProblems) -> tuple[LldpNeighbor, ...]:
     neighbors: list[LldpNeighbor] = []
     for i, part_value in enumerate(json_list(root.get("lldp"), "lldp", source)):
         part = json_object(part_value, f"lldp[{i}]", source)
@@ -205,8 +209,16 @@ def _from_json0(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...
             continue
         where = f"lldp[{i}].interface"
         for j, entry in enumerate(json_list(interfaces, where, source)):
-            neighbors.append(_neighbor_json0(entry, f"{where}[{j}]", source))
-    return tuple(neighbors)
+            with log.skipping(f"the neighbour {where}[{j}]"):
+                neighbors.append(_neighbor_json0(entry, f"{where}[{j}]", source))
+    return _all_bad(tuple(neighbors), log)
+
+
+def _all_bad(neighbors: tuple[LldpNeighbor, ...], log: ParseProblems) -> tuple[LldpNeighbor, ...]:
+    """``neighbors``, unless every entry was bad: then the file has nothing usable (the first problem)."""
+    if not neighbors and log.problems:
+        raise log.problems[0].error()
+    return neighbors
 
 
 # --- json (cleaned up) --------------------------------------------------------------------------
@@ -287,7 +299,7 @@ def _neighbor_json(local_port: str, body_value: object, path: str, source: str) 
     )
 
 
-def _from_json(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]:
+def _from_json(root: dict[str, object], source: str, log: ParseProblems) -> tuple[LldpNeighbor, ...]:
     lldp = json_object(root.get("lldp"), "lldp", source)
     interfaces = lldp.get("interface")
     if interfaces is None:
@@ -296,14 +308,14 @@ def _from_json(root: dict[str, object], source: str) -> tuple[LldpNeighbor, ...]
     neighbors: list[LldpNeighbor] = []
     for j, entry_value in enumerate(_many(interfaces)):
         where = f"lldp.interface[{j}]" if listed else "lldp.interface"
-        entry = json_object(entry_value, where, source)
-        if len(entry) != 1:
-            raise ParseError(
-                source, f"expected an object with the interface name as its only key, got {len(entry)} keys", key=where
-            )
-        ((name, body),) = entry.items()
-        neighbors.append(_neighbor_json(name, body, child(where, name), source))
-    return tuple(neighbors)
+        with log.skipping(f"the neighbour {where}"):
+            entry = json_object(entry_value, where, source)
+            if len(entry) != 1:
+                expected = f"expected an object with the interface name as its only key, got {len(entry)} keys"
+                raise ParseError(source, expected, key=where)
+            ((name, body),) = entry.items()
+            neighbors.append(_neighbor_json(name, body, child(where, name), source))
+    return _all_bad(tuple(neighbors), log)
 
 
 def _root(text: str, source: str) -> dict[str, object]:
@@ -316,17 +328,18 @@ def _root(text: str, source: str) -> dict[str, object]:
 # --- public parsers -----------------------------------------------------------------------------
 
 
-def parse_json0(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
+def parse_json0(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[LldpNeighbor, ...]:
     """Parse ``lldpcli -f json0 show neighbors [details]``."""
-    return _from_json0(_root(text, source), source)
+    return _from_json0(_root(text, source), source, problems if problems is not None else ParseProblems.strict(source))
 
 
-def parse_json(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
+def parse_json(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[LldpNeighbor, ...]:
     """Parse ``lldpcli -f json show neighbors [details]`` (also the json0 shape of ``--enable-json0`` builds)."""
     root = _root(text, source)
+    log = problems if problems is not None else ParseProblems.strict(source)
     if isinstance(root["lldp"], list):
-        return _from_json0(root, source)
-    return _from_json(root, source)
+        return _from_json0(root, source, log)
+    return _from_json(root, source, log)
 
 
 @dataclass(slots=True)
@@ -423,8 +436,11 @@ def _kv_neighbor(group: list[_KvLine], source: str) -> LldpNeighbor:
     )
 
 
-def parse_keyvalue(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
+def parse_keyvalue(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[LldpNeighbor, ...]:
     """Parse ``lldpcli -f keyvalue show neighbors [details]``."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     groups: list[list[_KvLine]] = []
     for line in _kv_lines(text, source):
         current = groups[-1] if groups else None
@@ -436,15 +452,19 @@ def parse_keyvalue(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ..
             groups.append([line])
         else:
             current.append(line)
-    return tuple(_kv_neighbor(group, source) for group in groups)
+    neighbors: list[LldpNeighbor] = []
+    for group in groups:
+        with log.skipping(f"the neighbour on {group[0].port} (line {group[0].number})"):
+            neighbors.append(_kv_neighbor(group, source))
+    return _all_bad(tuple(neighbors), log)
 
 
-def parse(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[LldpNeighbor, ...]:
     """Parse any of the three formats: JSON whose ``lldp`` is a list is json0, other JSON is json,
     anything else (including empty text) is keyvalue."""
     if text.lstrip().startswith(("{", "[")):
-        return parse_json(text, source)
-    return parse_keyvalue(text, source)
+        return parse_json(text, source, problems)
+    return parse_keyvalue(text, source, problems)
 
 
 # --- dumping ----------------------------------------------------------------------------------

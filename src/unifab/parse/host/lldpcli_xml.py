@@ -23,7 +23,9 @@ No neighbors: an empty ``<lldp label="LLDP neighbors"/>``. One ``interface`` ele
 order. The result is the same :class:`~unifab.parse.host.lldpcli.LldpNeighbor` tuple the json0, json and
 keyvalue parsers give for the same capture. ``show interfaces`` output (``status`` without ``via``) is
 rejected. The XML is read with :func:`unifab.parse.host.nvidia_smi_q.read_xml` (expat, no DTD internal subset,
-no entity declarations); errors name the element's line.
+no entity declarations); errors name the element's line. With a :class:`~unifab.errors.ParseProblems`
+collector a bad ``<interface>`` entry costs that neighbour (the problem names its line); a document that is not
+XML, has another root, or only bad entries still raises.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.lldpcli import LldpNeighbor
 from unifab.parse.host.nvidia_smi_q import XmlDocument, read_xml
 
@@ -116,7 +118,7 @@ class _Reader:
         )
 
 
-def parse(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[LldpNeighbor, ...]:
     """Parse ``lldpcli -f xml show neighbors [details]`` into the records :func:`lldpcli.parse` gives."""
     doc = read_xml(text, source)
     reader = _Reader(doc, source)
@@ -124,4 +126,11 @@ def parse(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
         raise reader.fail(
             doc.root, f"expected the root element <lldp> (`lldpcli show neighbors`), got <{doc.root.tag}>"
         )
-    return tuple(reader.neighbor(entry) for entry in doc.root.findall("interface"))
+    log = problems if problems is not None else ParseProblems.strict(source)
+    out: list[LldpNeighbor] = []
+    for i, entry in enumerate(doc.root.findall("interface")):
+        with log.skipping(f"the neighbour <interface> {i} ({entry.get('name') or '?'})"):
+            out.append(reader.neighbor(entry))
+    if not out and log.problems:
+        raise log.problems[0].error()
+    return tuple(out)

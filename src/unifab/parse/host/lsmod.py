@@ -16,6 +16,9 @@ r"""Loaded kernel modules: ``lsmod`` (kmod) or ``/proc/modules``, the file ``lsm
 Either is read into the same record. Module names are kept as printed (the kernel spells them with ``_``: the
 ``nvidia-peermem`` package loads ``nvidia_peermem``); :meth:`Lsmod.loaded` matches ``-`` and ``_`` alike, as
 ``modprobe`` does. A refcount of ``-`` (a module that cannot be unloaded) reads as None.
+
+With a :class:`~unifab.errors.ParseProblems` collector a line that cannot be read costs that module only; a
+file of nothing but such lines is still an error.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["Lsmod", "Module", "dump", "parse"]
 
@@ -58,33 +61,41 @@ def _holders(text: str) -> tuple[str, ...]:
     return tuple(h for h in text.strip(",").split(",") if h and h != "[permanent]")
 
 
-def parse(text: str, source: str = "<input>") -> Lsmod:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> Lsmod:
     """Read ``lsmod`` or ``/proc/modules``; an empty file (no module loaded) is an empty record."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     modules: list[Module] = []
     seen: set[str] = set()
+    skipped = 0
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
-        if not line or (not modules and _HEADER.match(line)):
+        if not line or (not modules and not skipped and _HEADER.match(line)):
             continue
-        words = line.split()
-        if len(words) < 3 or not _NAME.match(words[0]) or not (words[1].isascii() and words[1].isdigit()):
-            raise ParseError(
-                source, f"expected '<module> <size> <used by count> [holders]', got {line[:60]!r}", line=number
-            )
-        if words[2] != "-" and not (words[2].isascii() and words[2].isdigit()):
-            raise ParseError(source, f"expected a use count or '-', got {words[2][:20]!r}", line=number)
-        if words[0] in seen:
-            raise ParseError(source, f"expected each module once, got {words[0]} again", line=number)
-        seen.add(words[0])
-        modules.append(
-            Module(
-                name=words[0],
-                size=int(words[1]),
-                refcount=None if words[2] == "-" else int(words[2]),
-                holders=_holders(words[3]) if len(words) > 3 else (),
-            )
-        )
+        with log.skipping(f"the module of line {number}") as row:
+            modules.append(_module(line, number, source, seen))
+        skipped += row.failed
+    if skipped and not modules:
+        raise log.problems[0].error()
     return Lsmod(tuple(modules))
+
+
+def _module(line: str, number: int, source: str, seen: set[str]) -> Module:
+    words = line.split()
+    if len(words) < 3 or not _NAME.match(words[0]) or not (words[1].isascii() and words[1].isdigit()):
+        raise ParseError(
+            source, f"expected '<module> <size> <used by count> [holders]', got {line[:60]!r}", line=number
+        )
+    if words[2] != "-" and not (words[2].isascii() and words[2].isdigit()):
+        raise ParseError(source, f"expected a use count or '-', got {words[2][:20]!r}", line=number)
+    if words[0] in seen:
+        raise ParseError(source, f"expected each module once, got {words[0]} again", line=number)
+    seen.add(words[0])
+    return Module(
+        name=words[0],
+        size=int(words[1]),
+        refcount=None if words[2] == "-" else int(words[2]),
+        holders=_holders(words[3]) if len(words) > 3 else (),
+    )
 
 
 def dump(record: Lsmod) -> str:

@@ -116,6 +116,29 @@ _FLAG = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9]*)(?P<state>[+-])(?=\s|$)")
 _DL_ACTIVE = re.compile(r"\bDLActive(?P<state>[+-])")
 
 
+# the detail keys detail() reads; every other line of a device block is skipped without looking further
+_DETAIL_KEYS = frozenset(
+    {
+        "Capabilities",
+        "Subsystem",
+        "Physical Slot",
+        "NUMA node",
+        "Kernel driver in use",
+        "Kernel modules",
+        "Bus",
+        "LnkCap",
+        "LnkSta",
+        "ACSCap",
+        "ACSCtl",
+        "DevSta",
+        "UESta",
+        "CESta",
+        "[PN] Part number",
+        "[SN] Serial number",
+    }
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Link:
     speed_gts: float | None  # None when lspci prints "unknown"
@@ -291,8 +314,10 @@ class _Parser:
         if not self.devices:
             raise self.fail(f"expected a device line before {text[:40]!r}")
         key, _, value = text.partition(":")
+        if key not in _DETAIL_KEYS:
+            return  # most of lspci -vvv: lines not modelled
         value = value.strip()
-        if key == "Capabilities" and (c := _CAP_SUBSYSTEM.match(text)):
+        if key == "Capabilities" and "] Subsystem: " in text and (c := _CAP_SUBSYSTEM.match(text)):
             key, value = "Subsystem", c["value"].strip()  # bridges: the SSVID capability
         if key == "Subsystem":
             s = _SUBSYSTEM.match(value)
@@ -313,7 +338,7 @@ class _Parser:
             if m is None:
                 raise self.fail("expected 'Bus: primary=bb, secondary=bb, subordinate=bb'")
             self.put("bus", BusNumbers(int(m["p"], 16), int(m["s"], 16), int(m["sub"], 16)))
-        elif key == "Capabilities" and (m := _EXPRESS.match(text)):
+        elif key == "Capabilities" and "] Express " in text and (m := _EXPRESS.match(text)):
             self.put("pcie_port_type", m["type"])
         elif key == "LnkCap":
             if (m := _LNKCAP.match(text)) is None:
@@ -377,12 +402,16 @@ def parse(text: str, source: str = "<input>") -> Lspci:
     parser = _Parser(source)
     lines = text.split("\n")
     for index, raw in enumerate(lines):
-        if not raw.strip():
+        stripped = raw.strip()
+        if not stripped:
             continue
         parser.number = index + 1
         if raw[0] in " \t":
-            following = lines[index + 1].strip() if index + 1 < len(lines) else ""
-            parser.detail(raw.strip(), following if following.startswith("TrErr") else "")
+            following = ""
+            if stripped.startswith("LnkSta"):  # only LnkSta reads the next line (old pciutils wrap its flags)
+                following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+                following = following if following.startswith("TrErr") else ""
+            parser.detail(stripped, following)
         else:
             parser.header(raw.rstrip())
     if not parser.devices:

@@ -119,7 +119,7 @@ class _Parser:
         return ParseError(self.source, expected, line=self.number)
 
     def number_in(self, token: str, high: int, what: str) -> int:
-        if not _NUM.match(token) or int(token) > high:
+        if not (token.isascii() and token.isdigit()) or int(token) > high:  # _NUM, without the regex
             raise self.fail(f"expected {what} (0..{high}), got {token!r}")
         return int(token)
 
@@ -132,6 +132,23 @@ class _Parser:
     def line(self, raw: str) -> None:
         text = " ".join(raw.split())
         section = _HEADERS[self.rank] if self.rank >= 0 else None
+        # the common lines first (DSCP rows, TC blocks and their priorities): each prefix below is one no
+        # earlier branch of the full chain takes (short of a notice, which needs the words the check names)
+        if "WARNING: " not in text and "not supported on your system" not in text:
+            if section == "dscp2prio mapping:" and text.startswith("prio:") and (m := _DSCP_LINE.match(text)):
+                self.dscp_line(self.number_in(m[1], 7, "a priority"), m[2])
+                return
+            if section == "tc:" and text.startswith("priority:") and (m := _TC_PRIORITY.match(text)):
+                self.tc_priority(self.number_in(m[1], 7, "a priority"))
+                return
+            if text.startswith("tc:") and (m := _TC_LINE.match(text)):
+                self.enter("tc:")
+                rate = None if m[3] is None else float(m[3])
+                self.tc_block(self.number_in(m[1], 7, "a TC number"), rate, m[4])
+                return
+        self.full_line(text, raw, section)
+
+    def full_line(self, text: str, raw: str, section: str | None) -> None:
         if _NOTICE.match(text):
             if section is not None:
                 raise self.fail(f"expected {text!r} before 'DCBX mode:'")
@@ -180,9 +197,13 @@ class _Parser:
         tokens = listing.replace(" ", "").split(",")
         if tokens[-1] == "":
             tokens.pop()  # every DSCP is followed by a comma
+        mapping = self.dscp2prio
         for token in tokens:
-            dscp = self.number_in(token, 63, f"a DSCP number in the prio:{prio} list")
-            if self.dscp2prio.setdefault(dscp, prio) != prio:
+            if token.isascii() and token.isdigit() and int(token) <= 63:
+                dscp = int(token)
+            else:
+                dscp = self.number_in(token, 63, f"a DSCP number in the prio:{prio} list")  # raises
+            if mapping.setdefault(dscp, prio) != prio:
                 raise self.fail(f"expected DSCP {dscp} on one priority, got {self.dscp2prio[dscp]} and {prio}")
 
     def buffer_sizes(self, listing: str) -> None:
@@ -206,7 +227,7 @@ class _Parser:
             self.pfc_rows[name] = ()
             return
         high = 1 if name == "enabled" else 7
-        if len(cells) != 8 or not all(_NUM.match(c) and int(c) <= high for c in cells):
+        if len(cells) != 8 or not all(c.isascii() and c.isdigit() and int(c) <= high for c in cells):
             raise self.fail(f"expected 8 values 0..{high} after {name!r}")
         self.pfc_rows[name] = tuple(int(c) for c in cells)
 

@@ -23,7 +23,17 @@ error (``src/transport/net_ib``), printed three ways across NCCL versions::
         opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) vendor_err=129 localGid ::ffff:1.1.2.2 remoteGids::ffff:1.1.1.4
         hca mlx5_1                                                                               (2.27+)
 
-(one line each). A line may start with a time stamp: NCCL's own ``[%F %T]`` (``NCCL_DEBUG_TIMESTAMP_FORMAT``) or
+(one line each). Every process that initialises a communicator as its rank 0 (NCCL 2.2x and later: every
+process) prints the library's release (``src/init.cc`` ``showVersion``)::
+
+    lrdn2296:4063850:4063850 [1] NCCL INFO NCCL version 2.22.3+cuda12.2
+
+read into :class:`NcclVersion` (the release ``2.22.3`` and the build ``cuda12.2`` apart) in ``versions``, and
+per host in :attr:`NcclHost.versions`. ``NCCL_DEBUG=VERSION`` prints the same text without the host prefix, so
+no host can be told from it: such lines are ignored. :func:`scan_versions` reads only these lines, for readers
+that need the versions of a large log and nothing else.
+
+A line may start with a time stamp: NCCL's own ``[%F %T]`` (``NCCL_DEBUG_TIMESTAMP_FORMAT``) or
 an RFC 3339 one (``kubectl logs --timestamps``, journald ``short-iso``); it is kept as text in ``timestamp``.
 The ``(Send|Recv)`` word, the GIDs and ``hca`` are optional, as older versions do not print them.
 
@@ -43,7 +53,16 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 
-__all__ = ["NcclCompletionError", "NcclDebug", "NcclHost", "NcclIbDevice", "NcclInterface", "parse"]
+__all__ = [
+    "NcclCompletionError",
+    "NcclDebug",
+    "NcclHost",
+    "NcclIbDevice",
+    "NcclInterface",
+    "NcclVersion",
+    "parse",
+    "scan_versions",
+]
 
 _PREFIX = re.compile(
     r"(?:^|[\s:>\]])(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*):(?P<pid>[0-9]+):(?P<tid>[0-9]+)"
@@ -68,6 +87,11 @@ _SOCKET_USING = re.compile(r"^NET/Socket ?: ?Using(?P<ifs>.*)$")
 _INTERFACE = re.compile(r"\[(?P<idx>[0-9]+)\](?P<name>[^\s:\[\]]+):(?P<addr>[^\s<>]+)<(?P<port>[0-9]+)>")
 _OOB = re.compile(r"^(?P<name>[^\s:\[\]]+):(?P<addr>[^\s<>]+)<(?P<port>[0-9]+)>$")
 _NO_IB = re.compile(r"^NET/IB ?: ?No device found\.?$")
+_VERSION_MSG = "NCCL version "
+_VERSION = re.compile(
+    r"^NCCL version (?P<release>\d{1,4}(?:\.\d{1,6}){1,3}[-a-z0-9]{0,16})"
+    r"(?:\+(?P<build>[A-Za-z0-9._-]{1,32}))?(?:\s.*)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +134,17 @@ class NcclCompletionError:
 
 
 @dataclass(frozen=True, slots=True)
+class NcclVersion:
+    """One ``NCCL version`` line: the library release a process of ``host`` loaded."""
+
+    line: int  # 1-based line of the log
+    host: str
+    pid: int
+    release: str  # "2.21.5"
+    build: str | None  # "cuda12.4": the CUDA it was built for, as printed after "+"
+
+
+@dataclass(frozen=True, slots=True)
 class NcclHost:
     ib_devices: tuple[NcclIbDevice, ...]
     ib_no_device: bool
@@ -117,12 +152,14 @@ class NcclHost:
     interfaces: tuple[NcclInterface, ...]  # NET/Socket interfaces
     oob_interface: NcclInterface | None  # NET/IB out-of-band (bootstrap) interface
     pids: tuple[int, ...]  # processes seen on this host, in first-seen order
+    versions: tuple[str, ...] = ()  # NCCL releases its processes printed, first-seen order ("2.21.5")
 
 
 @dataclass(frozen=True, slots=True)
 class NcclDebug:
     hosts: dict[str, NcclHost]  # in first-seen order
     errors: tuple[NcclCompletionError, ...] = ()  # completion errors, in log order
+    versions: tuple[NcclVersion, ...] = ()  # NCCL version lines, in log order
 
 
 class _Host:
@@ -133,6 +170,7 @@ class _Host:
         self.interfaces: dict[tuple[int | None, str, str], NcclInterface] = {}
         self.oob: NcclInterface | None = None
         self.pids: dict[int, None] = {}
+        self.versions: dict[str, None] = {}
 
     def freeze(self) -> NcclHost:
         return NcclHost(
@@ -142,6 +180,7 @@ class _Host:
             interfaces=tuple(self.interfaces.values()),
             oob_interface=self.oob,
             pids=tuple(self.pids),
+            versions=tuple(self.versions),
         )
 
 
@@ -185,6 +224,7 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
         raise ParseError(source, "expected an NCCL_DEBUG=INFO log, got empty text", line=1)
     hosts: dict[str, _Host] = {}
     errors: list[NcclCompletionError] = []
+    versions: list[NcclVersion] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         p = _PREFIX.search(raw.rstrip())
         if p is None:
@@ -196,7 +236,10 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
             if "Got completion from peer" in msg:
                 errors.append(_completion(raw, p, msg, number, source))
             continue
-        if m := _IB_USING.match(msg):
+        if msg.startswith(_VERSION_MSG):
+            versions.append(_version(p, msg, number, source))
+            host.versions.setdefault(versions[-1].release, None)
+        elif m := _IB_USING.match(msg):
             _ib_using(host, m, number, source)
         elif m := _SOCKET_USING.match(msg):
             _socket_using(host, m, number, source)
@@ -204,7 +247,40 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
             host.no_ib = True
     if not hosts:
         raise ParseError(source, "expected '<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...' lines, found none", line=1)
-    return NcclDebug({name: h.freeze() for name, h in hosts.items()}, tuple(errors))
+    return NcclDebug({name: h.freeze() for name, h in hosts.items()}, tuple(errors), tuple(versions))
+
+
+def _version(p: re.Match[str], msg: str, number: int, source: str) -> NcclVersion:
+    m = _VERSION.match(msg)
+    if m is None:
+        raise ParseError(
+            source, f"expected 'NCCL version <major>.<minor>.<patch>[+<build>]', got {msg[:60]!r}", line=number
+        )
+    return NcclVersion(number, p["host"], int(p["pid"]), m["release"], m["build"])
+
+
+def scan_versions(text: str, source: str = "<input>") -> tuple[NcclVersion, ...]:
+    """Only the ``NCCL version`` lines of a log with a host prefix, in log order (``()`` when there are none).
+
+    Cheaper than :func:`parse` on a large log (only lines holding ``NCCL version`` are matched) and blind to
+    every other line, so a log whose other lines :func:`parse` refuses still gives its versions. A version line
+    that does not hold a release number is a :class:`~unifab.errors.ParseError`.
+    """
+    out: list[NcclVersion] = []
+    start = counted = 0  # counted: the offset up to which newlines are counted into number
+    number = 1
+    while (hit := text.find(_VERSION_MSG, start)) >= 0:
+        line_start = text.rfind("\n", 0, hit) + 1
+        end = text.find("\n", hit)
+        end = len(text) if end < 0 else end
+        start = end + 1
+        p = _PREFIX.search(text[line_start:end].rstrip())
+        if p is None or p["level"] != "INFO" or not p["msg"].startswith(_VERSION_MSG):
+            continue
+        number += text.count("\n", counted, line_start)
+        counted = line_start
+        out.append(_version(p, " ".join(p["msg"].split()), number, source))
+    return tuple(out)
 
 
 def _completion(raw: str, p: re.Match[str], msg: str, number: int, source: str) -> NcclCompletionError:

@@ -14,7 +14,12 @@ per GPU. The fields read, and the driver-dependent spellings they come in:
 - ``retired_pages`` (pre-Ampere page retirement) and ``remapped_rows`` (Ampere+; ``N/A`` with MIG on);
 - ``clocks_event_reasons/clocks_event_reason_*`` (r530+) or ``clocks_throttle_reasons/clocks_throttle_reason_*``
   (older): the ``Active`` ones, named without the prefix (``sw_power_cap``, ``hw_thermal_slowdown``, ...);
-- ``mig_mode/current_mig``, ``gpu_reset_status``, ``fabric/{state,status}``.
+- ``mig_mode/current_mig``, ``gpu_reset_status``, ``fabric/{state,status}``;
+- ``fabric/cliqueId`` and ``fabric/clusterUuid`` (``nvidia-smi -q``'s ``CliqueId`` / ``ClusterUUID`` of the
+  Fabric section, ``--query-gpu=fabric.cliqueId,fabric.clusterUuid``; the snake_case spellings are read too): on
+  a multi-node NVLink system (GB200 NVL72) the GPUs of one NVLink domain share both. A UUID of all zeros reads
+  as None (the GPU is in no NVLink partition); a clique that is not a number or a UUID that is not one is an
+  error. :attr:`NvidiaSmiQ.nvlink_domains` gives the host's domains as ``<ClusterUUID>.<CliqueId>``.
 
 ``N/A``, ``[N/A]``, ``Not Supported`` and ``Requested functionality has been deprecated`` read as None.
 ``driver_version``/``cuda_version`` are per host and live on the top record.
@@ -58,6 +63,8 @@ NOT_AVAILABLE = frozenset(
 _CORRECTABLE = ("sram_correctable", "dram_correctable")
 _UNCORRECTABLE = ("sram_uncorrectable", "sram_uncorrectable_parity", "sram_uncorrectable_secded", "dram_uncorrectable")
 _REASON_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
+_UUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
+_NO_UUID = "00000000-0000-0000-0000-000000000000"
 _QUANTITY = re.compile(r"^(?P<n>-?\d{1,18}(?:\.\d+)?)\s*(?P<unit>[A-Za-z%/]*)$")
 
 
@@ -159,6 +166,8 @@ class Gpu:
     drain_and_reset_recommended: bool | None
     fabric_state: str | None
     fabric_status: str | None
+    fabric_clique_id: int | None = None  # NVLink clique (fabric/cliqueId); None off NVLink-switch systems
+    fabric_cluster_uuid: str | None = None  # NVLink domain (fabric/clusterUuid), lower case
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +177,44 @@ class NvidiaSmiQ:
     cuda_version: str | None
     attached_gpus: int | None  # as reported; may exceed len(gpus) in trimmed captures
     gpus: tuple[Gpu, ...]
+
+    @property
+    def nvlink_domains(self) -> tuple[str, ...]:
+        """``<ClusterUUID>.<CliqueId>`` of the GPUs that report both, sorted, each once (what Topograph and GPU
+        feature discovery's ``nvidia.com/gpu.clique`` name an NVLink domain by)."""
+        return tuple(
+            sorted(
+                {
+                    f"{g.fabric_cluster_uuid}.{g.fabric_clique_id}"
+                    for g in self.gpus
+                    if g.fabric_cluster_uuid is not None and g.fabric_clique_id is not None
+                }
+            )
+        )
+
+
+_PARTS: dict[str, tuple[str, ...]] = {}
+
+
+def _find(parent: ET.Element, path: str) -> ET.Element | None:
+    """``parent.find(path)`` for a path of plain tags (``a/b``), the same element (the first in document order)
+    without ElementPath: a plain tag's find/findall run in C, a path with ``/`` goes through Python."""
+    parts = _PARTS.get(path)
+    if parts is None:
+        parts = _PARTS[path] = tuple(path.split("/"))  # the module's own literal paths: a few dozen
+    if len(parts) == 1:
+        return parent.find(path)
+    return _find_parts(parent, parts, 0)
+
+
+def _find_parts(parent: ET.Element, parts: tuple[str, ...], at: int) -> ET.Element | None:
+    if at == len(parts) - 1:
+        return parent.find(parts[at])
+    for child in parent.findall(parts[at]):
+        hit = _find_parts(child, parts, at + 1)
+        if hit is not None:
+            return hit
+    return None
 
 
 class _Reader:
@@ -185,7 +232,7 @@ class _Reader:
     def first_text(self, parent: ET.Element, *paths: str) -> tuple[ET.Element, str] | None:
         """The first of ``paths`` that holds a value (not empty, not N/A): its element and stripped text."""
         for path in paths:
-            el = parent.find(path)
+            el = _find(parent, path)
             value = None if el is None or el.text is None else el.text.strip()
             if el is not None and value and value not in NOT_AVAILABLE:
                 return el, value
@@ -222,7 +269,7 @@ class _Reader:
         return value == "Yes"
 
     def ecc(self, gpu: ET.Element, which: str) -> EccCounts:
-        block = gpu.find(f"ecc_errors/{which}")
+        block = _find(gpu, f"ecc_errors/{which}")
         if block is None:
             return EccCounts(None, None)
         if block.find("single_bit") is not None or block.find("double_bit") is not None:
@@ -259,6 +306,15 @@ class _Reader:
             if (child.text or "").strip() == "Active":
                 out.append(name)
         return tuple(out)
+
+    def cluster_uuid(self, gpu: ET.Element) -> str | None:
+        hit = self.first_text(gpu, "fabric/clusterUuid", "fabric/cluster_uuid")
+        if hit is None:
+            return None
+        element, value = hit
+        if not _UUID.match(value):
+            raise self.fail(element, f"expected <{element.tag}> as a UUID, got {value[:40]!r}")
+        return None if value == _NO_UUID else value.lower()
 
     def gpu(self, el: ET.Element) -> Gpu:
         raw_id = self.text(el, "pci/pci_bus_id") or el.get("id") or ""
@@ -305,6 +361,8 @@ class _Reader:
             drain_and_reset_recommended=self.yes_no(el, "gpu_reset_status/drain_and_reset_recommended"),
             fabric_state=self.text(el, "fabric/state"),
             fabric_status=self.text(el, "fabric/status"),
+            fabric_clique_id=self.integer(el, "fabric/cliqueId", "fabric/clique_id"),
+            fabric_cluster_uuid=self.cluster_uuid(el),
         )
 
 
@@ -456,7 +514,8 @@ def _dump_gpu(w: _Writer, g: Gpu) -> None:
     w.block("temperature", temps)
     power = (("power_draw", g.power_draw_w, " W"), ("current_power_limit", g.power_limit_w, " W"))
     w.block("gpu_power_readings", power)
-    w.block("fabric", (("state", g.fabric_state, ""), ("status", g.fabric_status, "")))
+    fabric = (("state", g.fabric_state, ""), ("status", g.fabric_status, ""), ("cliqueId", g.fabric_clique_id, ""))
+    w.block("fabric", (*fabric, ("clusterUuid", g.fabric_cluster_uuid, "")))
     w.close("gpu")
 
 

@@ -22,6 +22,10 @@ Cells are ``X`` (self), ``NV#`` (bonded NVLinks), ``PIX``, ``PXB``, ``PHB``, ``N
 ``SOC``); any upper-case code is accepted. Drivers before the NIC legend (r4xx) label NIC columns with the RDMA
 device name (``mlx5_0``) directly; those labels are NICs and ``nic_legend`` is empty. Only GPU rows carry the
 trailing ``CPU Affinity``/``NUMA Affinity``/``GPU NUMA ID`` columns (``N/A`` reads as None).
+
+With a :class:`~unifab.errors.ParseProblems` collector a bad matrix row costs that device's row (its GPU's
+affinity with it), a bad legend line that line, a bad NIC legend line that NIC's name; the header is still
+required, and a matrix with no row read raises.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["AFFINITY_COLUMNS", "LEGEND", "LEGEND_SOC", "NvidiaSmiTopo", "dump", "parse"]
 
@@ -107,8 +111,9 @@ def _check_affinity(column: str, value: str, source: str, number: int) -> str | 
     return value
 
 
-def parse(text: str, source: str = "<input>") -> NvidiaSmiTopo:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NvidiaSmiTopo:
     """Read the ``nvidia-smi topo -m`` matrix, its affinity columns and the NIC legend."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     lines = [_ANSI.sub("", raw).rstrip("\r") for raw in text.split("\n")]
     numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     if not numbered:
@@ -127,16 +132,19 @@ def parse(text: str, source: str = "<input>") -> NvidiaSmiTopo:
             section = "legend" if stripped == "Legend:" else "nics"
         elif section == "legend":
             if not _LEGEND_ENTRY.match(stripped):
-                raise ParseError(source, f"expected a legend line 'CODE = text', got {stripped[:40]!r}", line=number)
+                log.add(f"expected a legend line 'CODE = text', got {stripped[:40]!r}", "a legend line", line=number)
         elif section == "nics":
             m = _NIC_ENTRY.match(stripped)
             if m is None or m["nic"] in nic_legend:
-                raise ParseError(
-                    source, f"expected one 'NICk: <rdma device>' line per NIC, got {stripped[:40]!r}", line=number
-                )
+                expected = f"expected one 'NICk: <rdma device>' line per NIC, got {stripped[:40]!r}"
+                log.add(expected, f"the NIC legend line {number}", line=number)
+                continue
             nic_legend[m["nic"]] = m["dev"]
         else:
-            _row(stripped.split(), labels, columns, matrix, affinity, source, number)
+            with log.skipping(f"the matrix row {stripped.split()[0][:30]!r}"):
+                _row(stripped.split(), labels, columns, matrix, affinity, source, number)
+    if not matrix and log.problems:
+        raise log.problems[0].error()
     if not matrix:
         raise ParseError(source, "expected matrix rows after the header", line=numbered[0][0])
     return NvidiaSmiTopo(
@@ -181,9 +189,10 @@ def _row(
                 line=number,
             )
         row[column] = cell
-    matrix[label] = row
-    for i, column in enumerate(trailing):
-        affinity[column][label] = _check_affinity(column, extra[i], source, number) if i < len(extra) else None
+    values = [_check_affinity(c, extra[i], source, number) if i < len(extra) else None for i, c in enumerate(trailing)]
+    matrix[label] = row  # stored last: a bad cell leaves nothing of the row
+    for column, value in zip(trailing, values, strict=True):
+        affinity[column][label] = value
 
 
 def dump(topo: NvidiaSmiTopo) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["NvlinkGpu", "NvlinkLink", "NvlinkStatus", "dump", "parse"]
 
@@ -45,36 +45,55 @@ class NvlinkStatus:
     gpus: tuple[NvlinkGpu, ...]
 
 
-def parse(text: str, source: str = "<input>") -> NvlinkStatus:
-    """Read ``nvidia-smi nvlink --status``; raise :class:`ParseError` on anything else."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NvlinkStatus:
+    """Read ``nvidia-smi nvlink --status``; raise :class:`ParseError` on anything else.
+
+    With a :class:`~unifab.errors.ParseProblems` collector a bad link line costs that link, a bad or repeated
+    GPU line that GPU (its link lines with it); a text with no GPU read raises.
+    """
     if not text.strip():
         raise ParseError(source, "expected `nvidia-smi nvlink --status` output, got empty text", line=1)
+    log = problems if problems is not None else ParseProblems.strict(source)
     gpus: list[tuple[int, str, str, list[NvlinkLink]]] = []
+    in_bad_gpu = False  # inside a GPU whose line could not be read: its links go with it
     for number, raw in enumerate(text.split("\n"), start=1):
         line = " ".join(raw.split())
         if not line:
             continue
-        if m := _GPU.match(line):
-            index = int(m[1])
-            if any(g[0] == index for g in gpus):
-                raise ParseError(source, f"expected GPU {index} once, got it again", line=number)
-            gpus.append((index, m[2], m[3], []))
-        elif m := _LINK.match(line):
-            if not gpus:
-                raise ParseError(source, "expected a 'GPU N: <name> (UUID: ...)' line before the links", line=number)
-            links = gpus[-1][3]
-            link = int(m[1])
-            if any(k.link == link for k in links):
-                raise ParseError(source, f"expected link {link} once per GPU, got it again", line=number)
-            speed = None if m[2] is None else float(m[2])
-            links.append(NvlinkLink(link=link, speed_gbytes_per_s=speed, active=speed is not None))
-        else:
-            raise ParseError(
-                source,
-                f"expected 'GPU N: <name> (UUID: ...)' or 'Link N: <speed> GB/s', got {line[:60]!r}",
-                line=number,
-            )
+        is_link = line.startswith("Link ")
+        if in_bad_gpu and is_link:
+            continue
+        with log.skipping(f"link line {number}" if is_link else f"the GPU of line {number} and its links") as row:
+            _line(line, number, source, gpus)
+        if not is_link:
+            in_bad_gpu = row.failed
+    if not gpus and log.problems:
+        raise log.problems[0].error()
     return NvlinkStatus(tuple(NvlinkGpu(i, name, uuid, tuple(links)) for i, name, uuid, links in gpus))
+
+
+def _line(line: str, number: int, source: str, gpus: list[tuple[int, str, str, list[NvlinkLink]]]) -> None:
+    """One GPU or link line, stored into ``gpus`` last."""
+    if m := _GPU.match(line):
+        index = int(m[1])
+        if any(g[0] == index for g in gpus):
+            raise ParseError(source, f"expected GPU {index} once, got it again", line=number)
+        gpus.append((index, m[2], m[3], []))
+    elif m := _LINK.match(line):
+        if not gpus:
+            raise ParseError(source, "expected a 'GPU N: <name> (UUID: ...)' line before the links", line=number)
+        links = gpus[-1][3]
+        link = int(m[1])
+        if any(k.link == link for k in links):
+            raise ParseError(source, f"expected link {link} once per GPU, got it again", line=number)
+        speed = None if m[2] is None else float(m[2])
+        links.append(NvlinkLink(link=link, speed_gbytes_per_s=speed, active=speed is not None))
+    else:
+        raise ParseError(
+            source,
+            f"expected 'GPU N: <name> (UUID: ...)' or 'Link N: <speed> GB/s', got {line[:60]!r}",
+            line=number,
+        )
 
 
 def _speed(value: float) -> str:

@@ -17,6 +17,10 @@ Accepted as well: lines continuing the pairs of the link above (a long line wrap
 client or a terminal), blank lines, and shell prompt lines starting with ``$ `` or ``# `` (captures
 that show the command). QP counters (``rdma statistic qp show``, ``cntn``/``LQPN``) are not read.
 A link printed by both ``mode`` and ``show`` is one record; a counter may appear once per link.
+
+With a :class:`~unifab.errors.ParseProblems` collector a counter whose value is not a number costs that
+counter; a token where a counter name should be (the pairs no longer line up) costs the rest of that link's
+counters on that line run. A text with no link read raises.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["RdmaStatLink", "RdmaStatistic", "dump", "parse"]
 
@@ -60,8 +64,9 @@ class _Link:
 
 
 class _Parser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, log: ParseProblems) -> None:
         self.source = source
+        self.log = log
         self.links: dict[tuple[str, int], _Link] = {}
         self.current: _Link | None = None
 
@@ -74,16 +79,21 @@ class _Parser:
         if link is None:
             return
         tokens, link.pending = link.pending, []
+        where = f"link {link.dev}/{link.port}"
         for i in range(0, len(tokens), 2):
             name, line = tokens[i]
             if not _NAME.match(name):
-                raise self.fail(f"expected a counter name, got {name!r}", line)
+                rest = f"the counters of {where} from line {line} on"
+                self.log.add(f"expected a counter name, got {name!r}", rest, line=line)
+                return
             if i + 1 == len(tokens):
-                raise self.fail(f"expected a value after {name}", line)
+                self.log.add(f"expected a value after {name}", f"counter {name} of {where}", line=line)
+                return
             value, value_line = tokens[i + 1]
-            if not _NUM.match(value):
-                raise self.fail(f"expected an unsigned integer after {name}, got {value!r}", value_line)
-            self.add(link, name, int(value), value_line)
+            with self.log.skipping(f"counter {name} of {where}"):
+                if not _NUM.match(value):
+                    raise self.fail(f"expected an unsigned integer after {name}, got {value!r}", value_line)
+                self.add(link, name, int(value), value_line)
 
     def add(self, link: _Link, name: str, value: int, line: int) -> None:
         if name in link.counters:
@@ -119,15 +129,24 @@ class _Parser:
             self.current.pending += [(t, number) for t in text.split()]
 
 
-def parse(text: str, source: str = "<input>") -> RdmaStatistic:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> RdmaStatistic:
     """Read ``rdma statistic show`` / ``rdma statistic mode`` output (plain or ``-p``)."""
-    parser = _Parser(source)
+    log = problems if problems is not None else ParseProblems.strict(source)
+    parser = _Parser(source, log)
+    orphan = False
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith(("$ ", "# ")) or line in ("$", "#"):
             continue
-        parser.line(line, number)
+        if orphan and not _LINK.match(line):
+            continue  # the lines of a link whose own line could not be read go with it
+        after = " and the lines after it up to the next link" if parser.current is None else ""
+        with log.skipping(f"line {number} ({line[:40]!r}){after}") as row:
+            parser.line(line, number)
+        orphan = row.failed and parser.current is None
     parser.flush()
+    if not parser.links and log.problems:
+        raise log.problems[0].error()
     if not parser.links:
         raise ParseError(source, "expected 'link <dev>/<port>' lines of rdma statistic", line=1)
     links = tuple(RdmaStatLink(x.dev, x.port, dict(x.counters), tuple(x.optional)) for x in parser.links.values())

@@ -18,6 +18,9 @@ is what ``grep -o "[Vv].*"`` leaves of ``gid_attrs/types/<i>`` (``IB/RoCE v1`` -
 Rows are read by whitespace tokens, so captures whose TABs were expanded to spaces parse the same.
 The header is required and the ``n_gids_found=N`` footer must count the rows: a missing footer or a
 wrong count means a truncated or spliced capture.
+
+With a :class:`~unifab.errors.ParseProblems` collector a row that cannot be read costs that GID only (the
+footer then counts it too); the header and footer are still required, and a table of only bad rows raises.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["DASHES", "HEADER", "VERSIONS", "Gid", "dump", "parse"]
 
@@ -87,9 +90,11 @@ def _row(tokens: list[str], number: int, source: str) -> Gid:
     return Gid(dev, int(port), int(index), gid, ipv4, version, netdev)
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Gid, ...]:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Gid, ...]:
     """Read ``show_gids`` output (TAB-separated, or with TABs expanded to spaces)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     rows: list[Gid] = []
+    skipped = 0
     state = "header"  # header -> dashes -> rows -> done
     for number, raw in enumerate(text.split("\n"), start=1):
         tokens = raw.split()
@@ -107,11 +112,16 @@ def parse(text: str, source: str = "<input>") -> tuple[Gid, ...]:
         if state == "done":
             raise ParseError(source, "expected nothing after 'n_gids_found=N'", line=number)
         if m := _FOOTER.match(raw.strip()):
-            if int(m[1]) != len(rows):
-                raise ParseError(source, f"expected n_gids_found={len(rows)} (the rows above), got {m[1]}", line=number)
+            if int(m[1]) != len(rows) + skipped:
+                counted = len(rows) + skipped
+                raise ParseError(source, f"expected n_gids_found={counted} (the rows above), got {m[1]}", line=number)
             state = "done"
             continue
-        rows.append(_row(tokens, number, source))
+        with log.skipping(f"the GID row of line {number}") as row:
+            rows.append(_row(tokens, number, source))
+        skipped += row.failed
+    if skipped and not rows:
+        raise log.problems[0].error()
     if state != "done":
         if state == "header":
             raise ParseError(source, "expected show_gids output, got empty text", line=1)

@@ -33,6 +33,8 @@
 
 :func:`parse` reads either (it tells them apart by the first line). Port states are given in libibmad's names
 (``Down``, ``Initialize``, ``Armed``, ``Active``); ibsim's CAs print ``Rate: 104`` and ``CA type: simulator``.
+ibstatus prints ``unknown`` for a sysfs file it cannot read (a port without ``lid``/``sm_lid``/``gids``: an
+Ethernet port, a sysfs copy): that field is ``None``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ _PORT = re.compile(r"^Port (\d+):\s*$")
 _KEY = re.compile(r"^([A-Za-z][A-Za-z _]*?):\s*(.*)$")
 _STATUS = re.compile(r"^Infiniband device '([^']*)' port (\d+) status:\s*$")
 _NUMBERED = re.compile(r"^(\d+):\s*(\S+)$")
+_UNKNOWN = "unknown"  # what ibstatus prints for a sysfs file that is missing (``base lid: unknown``)
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)(?:\s*Gb/sec)?(?:\s*\((\d+X)\s*(\w+)\))?$")
 
 
@@ -166,7 +169,9 @@ def _rate(value: str, source: str, number: int) -> tuple[float, str | None, str 
 
 def _port(port: int, fields: dict[str, tuple[int, str]], source: str) -> IbstatPort:
     def get(*keys: str) -> tuple[int, str] | None:
-        return next((fields[k] for k in keys if k in fields), None)
+        """The field, ``None`` also for ibstatus' ``unknown`` (its word for a sysfs file it could not read)."""
+        found = next((fields[k] for k in keys if k in fields), None)
+        return None if found is None or found[1].lower() == _UNKNOWN else found
 
     rate = width = speed = None
     if (r := get("rate")) is not None:

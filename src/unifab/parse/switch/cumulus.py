@@ -33,6 +33,10 @@ Combined capture: each link's state, MTU, MAC and kind come from the ``ip`` part
 ``ip -d`` knows the exact kind), its speed from zebra (ip does not print one), its description from
 zebra's ``Description`` or else ip's ``alias``. Output order is the ``ip`` part's order, then links only
 zebra listed, in zebra's order. A name listed twice in one part is an error.
+
+With a :class:`~unifab.errors.ParseProblems` collector an interface whose zebra header line cannot be read
+is skipped with its indented lines, an ``ip`` link likewise (:mod:`unifab.parse.host.ip_link`), and a bad
+LLDP neighbour entry costs that neighbour; a capture with nothing read still raises.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import blank_prompts
 from unifab.parse.host import ip_link, lldpcli, lldpctl_text
 from unifab.parse.netdev import Interface, Neighbor, neighbor_from_lldpd, normalize_mac
@@ -140,18 +144,20 @@ def _zebra_line(entry: _Zebra, text: str) -> None:
         entry.kind = ZEBRA_KINDS.get(zebra_type, zebra_type.lower() or None)
 
 
-def _zebra_entries(lines: list[str], source: str, first_line: int) -> list[_Zebra]:
+def _zebra_entries(lines: list[str], source: str, first_line: int, log: ParseProblems) -> list[_Zebra]:
     entries: list[_Zebra] = []
+    dropped = False  # inside a block whose header could not be read
     for number, raw in enumerate(lines, start=first_line):
         line = raw.rstrip("\r\n")
         if not line.strip():
             continue
         if not line[0].isspace():
             match = _ZEBRA_HEADER.fullmatch(line)
+            dropped = match is None
             if match is None:
-                raise ParseError(
-                    source, f"expected `Interface <ifname> is up|down[, line protocol ...]`, got {line!r}", line=number
-                )
+                expected = f"expected `Interface <ifname> is up|down[, line protocol ...]`, got {line[:60]!r}"
+                log.add(expected, f"the interface of line {number} and its indented lines", line=number)
+                continue
             entries.append(
                 _Zebra(
                     name=match.group("name"),
@@ -161,15 +167,22 @@ def _zebra_entries(lines: list[str], source: str, first_line: int) -> list[_Zebr
                 )
             )
             continue
+        if dropped:
+            continue
         if not entries:
             raise ParseError(source, "expected `Interface <ifname> is up|down` before indented lines", line=number)
         _zebra_line(entries[-1], line.strip())
     return entries
 
 
-def parse_vtysh_interfaces(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_vtysh_interfaces(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse zebra's ``show interface [vrf all]`` text alone (no ``ip`` part)."""
-    entries = _zebra_entries(text.splitlines(), source, 1)
+    log = problems if problems is not None else ParseProblems.strict(source)
+    entries = _zebra_entries(text.splitlines(), source, 1, log)
+    if not entries and log.problems:
+        raise log.problems[0].error()
     if not entries:
         raise ParseError(source, "expected `Interface <ifname> is up|down ...`", line=1)
     return tuple(entry.finish() for entry in entries)
@@ -185,14 +198,19 @@ def _unique(names: list[tuple[str, int]], what: str, source: str) -> None:
         seen[name] = line
 
 
-def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_interfaces_text(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse a zebra ``show interface`` capture, an ``ip [-d] address show`` capture, or both concatenated
     (prompt/command lines pasted before, between or after them are ignored)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     lines = blank_prompts(text, anywhere=True).splitlines()
     split = next((i for i, line in enumerate(lines) if _IP_HEADER.match(line)), len(lines))
-    zebra = _zebra_entries(lines[:split], source, 1)
-    linux = ip_link.parse_lines(lines[split:], source, split + 1) if split < len(lines) else ()
+    zebra = _zebra_entries(lines[:split], source, 1, log)
+    linux = ip_link.parse_lines(lines[split:], source, split + 1, log) if split < len(lines) else ()
     if not zebra and not linux:
+        if log.problems:
+            raise log.problems[0].error()
         raise ParseError(source, f"expected {_SHAPES[2]}", line=1)
     _unique([(entry.name, entry.line) for entry in zebra], "zebra", source)
     # ip_link has validated every header line: "<index>: <name>[@<link>]: <FLAGS> ..."
@@ -225,9 +243,9 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
     return tuple(merged)
 
 
-def parse_lldp_json(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse_lldp_json(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse ``net show lldp json`` (lldpd ``-f json0``; the ``-f json`` shape is accepted too)."""
-    return tuple(neighbor_from_lldpd(nb) for nb in lldpcli.parse_json(text, source))
+    return tuple(neighbor_from_lldpd(nb) for nb in lldpcli.parse_json(text, source, problems))
 
 
 def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
@@ -235,18 +253,20 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
     return lldpctl_text.parse(text, source)
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[Interface, ...]:
+def parse(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Neighbor, ...] | tuple[Interface, ...]:
     """Auto-detect the shape: JSON is ``net show lldp json``, ``LLDP neighbors:`` text is lldpctl, text
     starting with ``Interface <x> is`` or ``<n>: <ifname>:`` is the interface capture."""
     text = blank_prompts(text)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
-        return parse_lldp_json(text, source)
+        return parse_lldp_json(text, source, problems)
     first = next((line for line in text.splitlines() if line.strip()), "")
     if first.startswith(("-----", "LLDP ")):
         return parse_lldp_text(text, source)
     if first.startswith("Interface ") and not first.startswith("Interface:"):
-        return parse_interfaces_text(text, source)
+        return parse_interfaces_text(text, source, problems)
     if _IP_HEADER.match(first):
-        return parse_interfaces_text(text, source)
+        return parse_interfaces_text(text, source, problems)
     raise ParseError(source, "expected one of: " + "; ".join(_SHAPES), line=1)

@@ -30,6 +30,12 @@ first line.
   number of neighbor blocks must match the count in the ``Interface`` line (a truncated capture is an
   error).
 
+With a :class:`~unifab.errors.ParseProblems` collector the three tables read past a bad row: in ``show
+interfaces`` an interface whose header or a detail line cannot be read is skipped with all its lines, in
+``show interfaces status`` and ``show lldp neighbors`` a bad row costs that row. The header is still
+required and a text with no row read raises. (``show lldp neighbors detail`` stays all-or-nothing: its
+neighbour count per interface is what tells a truncated capture.)
+
 Pasted captures may carry prompt and comment lines before and after the output (``leaf1#show lldp
 neighbors``, ``$ ssh leaf1 ...``, a Markdown fence, see :func:`unifab.parse._text.blank_prompts`); they
 are ignored.
@@ -41,7 +47,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import blank_prompts, column_starts, fixed_cells
 from unifab.parse.netdev import Interface, Neighbor, mac_if, normalize_mac, port_id_subtype
 
@@ -172,30 +178,44 @@ class _IfBlock:
         )
 
 
-def parse_show_interfaces(text: str, source: str = "<input>") -> tuple[Interface, ...]:
-    """The interfaces of EOS ``show interfaces`` CLI text."""
+def parse_show_interfaces(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
+    """The interfaces of EOS ``show interfaces`` CLI text (a bad interface block costs that interface)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     result: list[Interface] = []
     block: _IfBlock | None = None
+    dropped = False  # inside a block that could not be read: its lines go with it
     for n, line in _lines(text):
         if not line.strip():
             continue
         if not line[0].isspace():
-            match = _IF_HEADER.fullmatch(line)
-            if match is None:
-                raise ParseError(source, "expected 'NAME is STATE, line protocol is STATE'", line=n)
             if block is not None:
                 result.append(block.finish())
+            block, dropped = None, False
+            match = _IF_HEADER.fullmatch(line)
+            if match is None:
+                log.add("expected 'NAME is STATE, line protocol is STATE'", f"the interface of line {n}", line=n)
+                dropped = True
+                continue
             block = _IfBlock(
                 name=match.group(1),
                 admin_up=match.group(2) != "administratively down",
                 oper_up=match.group(3) == "up",
             )
             continue
+        if dropped:
+            continue
         if block is None:
             raise ParseError(source, "expected an interface header line before its details", line=n)
-        _if_detail(block, line.strip(), source, n)
+        with log.skipping(f"interface {block.name}") as row:
+            _if_detail(block, line.strip(), source, n)
+        if row.failed:
+            block, dropped = None, True
     if block is not None:
         result.append(block.finish())
+    if not result and log.problems:
+        raise log.problems[0].error()
     if not result:
         raise ParseError(source, "expected at least one interface", line=1)
     return tuple(result)
@@ -244,8 +264,11 @@ def _if_detail(block: _IfBlock, body: str, source: str, n: int) -> None:
 _STATUS_COLUMNS = ("Port", "Name", "Status", "Vlan", "Duplex", "Speed", "Type")
 
 
-def parse_show_interfaces_status(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_show_interfaces_status(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """The interfaces of EOS ``show interfaces status`` (state, description, speed; no MTU or MAC)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     lines = [(n, line) for n, line in _lines(text) if line.strip()]
     if not lines:
         raise ParseError(source, "expected the 'Port Name Status Vlan Duplex Speed Type' header", line=1)
@@ -258,34 +281,39 @@ def parse_show_interfaces_status(text: str, source: str = "<input>") -> tuple[In
     for n, line in lines[1:]:
         if _RULE.fullmatch(line.strip()):
             continue
-        cells = _status_cells(line, starts)
-        if cells is None:
-            words = line.split()
-            duplex = [i for i, w in enumerate(words[:-1]) if i >= 3 and w in _DUPLEX_COL]
-            if duplex:
-                bad = words[duplex[-1] + 1]
-                raise ParseError(source, f"expected a speed such as 100G, a-10G or auto, got {bad!r}", line=n)
-            raise ParseError(source, "expected a row 'PORT NAME STATUS VLAN DUPLEX SPEED TYPE'", line=n)
-        port, name, status, speed = cells
-        try:
-            speed_mbps = speed_column_to_mbps(speed)
-        except ValueError:
-            raise ParseError(source, f"expected a speed such as 100G, a-10G or auto, got {speed!r}", line=n) from None
-        admin_up, oper_up = STATUS_STATE.get(status, (None, None))
-        description = name.strip()
-        result.append(
-            Interface(
-                name=expand_ifname(port),
-                admin_up=admin_up,
-                oper_up=oper_up,
-                mtu=None,
-                speed_mbps=speed_mbps,
-                mac=None,
-                description=description or None,
-                kind=None,
-            )
-        )
+        with log.skipping(f"the row of {line.split()[0][:30]!r} (line {n})"):
+            result.append(_status_row(line, starts, source, n))
+    if not result and log.problems:
+        raise log.problems[0].error()
     return tuple(result)
+
+
+def _status_row(line: str, starts: list[int], source: str, n: int) -> Interface:
+    cells = _status_cells(line, starts)
+    if cells is None:
+        words = line.split()
+        duplex = [i for i, w in enumerate(words[:-1]) if i >= 3 and w in _DUPLEX_COL]
+        if duplex:
+            bad = words[duplex[-1] + 1]
+            raise ParseError(source, f"expected a speed such as 100G, a-10G or auto, got {bad!r}", line=n)
+        raise ParseError(source, "expected a row 'PORT NAME STATUS VLAN DUPLEX SPEED TYPE'", line=n)
+    port, name, status, speed = cells
+    try:
+        speed_mbps = speed_column_to_mbps(speed)
+    except ValueError:
+        raise ParseError(source, f"expected a speed such as 100G, a-10G or auto, got {speed!r}", line=n) from None
+    admin_up, oper_up = STATUS_STATE.get(status, (None, None))
+    description = name.strip()
+    return Interface(
+        name=expand_ifname(port),
+        admin_up=admin_up,
+        oper_up=oper_up,
+        mtu=None,
+        speed_mbps=speed_mbps,
+        mac=None,
+        description=description or None,
+        kind=None,
+    )
 
 
 def _status_cells(line: str, starts: list[int]) -> tuple[str, str, str, str] | None:
@@ -325,8 +353,11 @@ def _status_run(words: list[str]) -> tuple[int, int] | None:
 # --- show lldp neighbors --------------------------------------------------------------------------
 
 
-def parse_lldp_neighbors(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse_lldp_neighbors(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Neighbor, ...]:
     """The neighbors of the EOS ``show lldp neighbors`` table (no chassis id, subtype, MFS)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     result: list[Neighbor] = []
     in_table = False
     for n, line in _lines(text):
@@ -342,7 +373,8 @@ def parse_lldp_neighbors(text: str, source: str = "<input>") -> tuple[Neighbor, 
             continue  # the dashed rule under the header
         cells = line.split()
         if len(cells) < 4 or not cells[-1].isdigit():
-            raise ParseError(source, "expected a row 'PORT DEVICE-ID PORT-ID TTL'", line=n)
+            log.add("expected a row 'PORT DEVICE-ID PORT-ID TTL'", f"the neighbour row of line {n}", line=n)
+            continue
         result.append(
             Neighbor(
                 local_port=expand_ifname(cells[0]),
@@ -357,6 +389,8 @@ def parse_lldp_neighbors(text: str, source: str = "<input>") -> tuple[Neighbor, 
         )
     if not in_table:
         raise ParseError(source, "expected 'Port  Neighbor Device ID  Neighbor Port ID  TTL'", line=1)
+    if not result and log.problems:
+        raise log.problems[0].error()
     return tuple(result)
 
 
@@ -498,15 +532,17 @@ def detect(text: str) -> str | None:
     return None
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Interface, ...] | tuple[Neighbor, ...]:
+def parse(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...] | tuple[Neighbor, ...]:
     """Any of the four commands, told apart by :func:`detect`."""
     command = detect(text)
     if command == "show interfaces":
-        return parse_show_interfaces(text, source)
+        return parse_show_interfaces(text, source, problems)
     if command == "show interfaces status":
-        return parse_show_interfaces_status(text, source)
+        return parse_show_interfaces_status(text, source, problems)
     if command == "show lldp neighbors":
-        return parse_lldp_neighbors(text, source)
+        return parse_lldp_neighbors(text, source, problems)
     if command == "show lldp neighbors detail":
         return parse_lldp_neighbors_detail(text, source)
     first = next((n for n, line in _lines(text) if line.strip()), 1)

@@ -38,14 +38,20 @@ CLI text may carry the prompt banner (``{master:0}``) before or after the output
 with the command (``user@qfx> show interfaces xe-0/0/0``); they are skipped. ``show interfaces
 xe-0/0/0.0`` prints the logical unit alone (an indented ``Logical interface xe-0/0/0.0 ...`` block
 with no physical block): it is read as the unit's record.
+
+With a :class:`~unifab.errors.ParseProblems` collector a bad physical interface of the JSON costs it and its
+units, a bad logical unit that unit, a bad LLDP neighbour (JSON entry or table row) that neighbour, and in
+``show interfaces`` text a block whose values cannot be read that interface (a bad ``Physical interface:``
+line skips its unit blocks with it); a file with nothing read still raises.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
 from unifab.parse._text import blank_prompts
 from unifab.parse.netdev import (
@@ -96,6 +102,8 @@ KIND_BY_PREFIX: dict[str, str] = {
     "st0": "tunnel",
 }
 _PREFIX_REST = re.compile(r"(?:\d+|-?\d+/\d+/\d+(?::\d+)?)?")  # what may follow a prefix ("em0", "ge-0/0/0")
+
+T = TypeVar("T")
 
 
 def _physical_kind(name: str) -> str | None:
@@ -218,17 +226,29 @@ def _lldp_json_neighbor(entry: dict[str, object], path: str, source: str) -> Nei
     )
 
 
-def parse_lldp_json(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse_lldp_json(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse ``show lldp neighbors [detail] | display json``."""
-    return _lldp_json(_load(text, source), source)
+    return _lldp_json(_load(text, source), source, _log(source, problems))
 
 
-def _lldp_json(decoded: object, source: str) -> tuple[Neighbor, ...]:
+def _log(source: str, problems: ParseProblems | None) -> ParseProblems:
+    return problems if problems is not None else ParseProblems.strict(source)
+
+
+def _usable(records: list[T], log: ParseProblems) -> tuple[T, ...]:
+    """``records``, unless every entry was bad: then nothing is usable and the first problem is raised."""
+    if not records and log.problems:
+        raise log.problems[0].error()
+    return tuple(records)
+
+
+def _lldp_json(decoded: object, source: str, log: ParseProblems) -> tuple[Neighbor, ...]:
     neighbors: list[Neighbor] = []
     for where, info in _root(decoded, "lldp-neighbors-information", source):
         for entry_path, entry in _elements(info, "lldp-neighbor-information", where, source):
-            neighbors.append(_lldp_json_neighbor(entry, entry_path, source))
-    return tuple(neighbors)
+            with log.skipping(f"the neighbour {entry_path}"):
+                neighbors.append(_lldp_json_neighbor(entry, entry_path, source))
+    return _usable(neighbors, log)
 
 
 def _flags(obj: dict[str, object], key: str, path: str, source: str) -> frozenset[str]:
@@ -294,22 +314,31 @@ def _physical_json(phys: dict[str, object], path: str, source: str) -> Interface
     )
 
 
-def parse_interfaces_json(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_interfaces_json(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse ``show interfaces | display json``: each physical interface, then its logical units."""
-    return _interfaces_json(_load(text, source), source)
+    return _interfaces_json(_load(text, source), source, _log(source, problems))
 
 
-def _interfaces_json(decoded: object, source: str) -> tuple[Interface, ...]:
+def _interfaces_json(decoded: object, source: str, log: ParseProblems) -> tuple[Interface, ...]:
     interfaces: list[Interface] = []
     for where, info in _root(decoded, "interface-information", source):
         for phys_path, phys in _elements(info, "physical-interface", where, source):
-            interfaces.append(_physical_json(phys, phys_path, source))
-            for unit_path, unit in _elements(phys, "logical-interface", phys_path, source):
-                interfaces.append(_logical_json(unit, unit_path, source))
+            with log.skipping(f"the interface {phys_path} and its units") as row:
+                physical = _physical_json(phys, phys_path, source)
+                units = _elements(phys, "logical-interface", phys_path, source)
+            if row.failed:
+                continue
+            interfaces.append(physical)
+            for unit_path, unit in units:
+                with log.skipping(f"the unit {unit_path}"):
+                    interfaces.append(_logical_json(unit, unit_path, source))
         # `show interfaces <unit> | display json` lists the unit at top level
         for unit_path, unit in _elements(info, "logical-interface", where, source):
-            interfaces.append(_logical_json(unit, unit_path, source))
-    return tuple(interfaces)
+            with log.skipping(f"the unit {unit_path}"):
+                interfaces.append(_logical_json(unit, unit_path, source))
+    return _usable(interfaces, log)
 
 
 # --- CLI text -------------------------------------------------------------------------------------
@@ -320,7 +349,7 @@ _LOGICAL = re.compile(r"\s*Logical interface (?P<name>\S+)(?: .*)?")
 _PROTOCOL = re.compile(r"Protocol (?P<family>[^,\s]+), MTU: (?P<mtu>\w+)")
 
 
-def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse_lldp_text(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse the CLI table of ``show lldp neighbors``.
 
     Columns: Local Interface, [Parent Interface,] Chassis Id, Port info, System Name. "Port info" is
@@ -329,6 +358,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
     ``port_descr``. The system name is the last word (host names have no spaces); a row with one word
     after the chassis id is the system name when it starts in the System Name column.
     """
+    log = _log(source, problems)
     neighbors: list[Neighbor] = []
     header: re.Match[str] | None = None
     sysname_col = 0
@@ -349,11 +379,9 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
         fixed = 3 if header.group("parent") else 2
         words = [(m.group(), m.start()) for m in re.finditer(r"\S+", line)]
         if len(words) < fixed + 1:
-            raise ParseError(
-                source,
-                f"expected {fixed + 2} columns (Local Interface ... System Name), got {line.strip()!r}",
-                line=number,
-            )
+            expected = f"expected {fixed + 2} columns (Local Interface ... System Name), got {line.strip()[:60]!r}"
+            log.add(expected, f"the neighbour row of line {number}", line=number)
+            continue
         local = words[0][0]
         chassis = words[fixed - 1][0]
         rest = words[fixed:]
@@ -375,7 +403,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
         )
     if header is None:
         raise ParseError(source, "expected the `show lldp neighbors` header", line=1)
-    return tuple(neighbors)
+    return _usable(neighbors, log)
 
 
 @dataclass(slots=True)
@@ -427,9 +455,13 @@ def _text_interface(entry: _TextIf, source: str) -> Interface:
 _ADMIN = {"enabled": True, "administratively down": False, "disabled": False}
 
 
-def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_interfaces_text(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse ``show interfaces`` CLI text (physical blocks with their ``Logical interface`` units)."""
+    log = _log(source, problems)
     entries: list[_TextIf] = []
+    dropped = False  # inside a physical block whose header could not be read: its lines and units go with it
     for number, raw in enumerate(_strip_banners(text).splitlines(), start=1):
         line = raw.rstrip()
         if not line.strip():
@@ -437,12 +469,11 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
         physical = _PHYSICAL.fullmatch(line)
         if physical:
             admin_text = physical.group("admin").strip().lower()
-            if admin_text not in _ADMIN:
-                raise ParseError(
-                    source,
-                    f"expected 'Enabled' or 'Administratively down', got {physical.group('admin')!r}",
-                    line=number,
-                )
+            dropped = admin_text not in _ADMIN
+            if dropped:
+                expected = f"expected 'Enabled' or 'Administratively down', got {physical.group('admin')!r}"
+                log.add(expected, f"the interface of line {number} and its units", line=number)
+                continue
             entries.append(
                 _TextIf(
                     name=physical.group("name"),
@@ -455,12 +486,17 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
                 )
             )
             continue
+        if dropped:
+            continue
         logical = _LOGICAL.fullmatch(line)
         if logical:
             entries.append(_TextIf(logical.group("name"), number, None, None, physical=False, fields={}, families=[]))
             continue
         if not line[0].isspace():
-            raise ParseError(source, f"expected `Physical interface: <name>, ...`, got {line.strip()!r}", line=number)
+            expected = f"expected `Physical interface: <name>, ...`, got {line.strip()[:60]!r}"
+            log.add(expected, f"the interface of line {number} and its units", line=number)
+            dropped = True
+            continue
         if not entries:
             raise ParseError(
                 source, "expected `Physical interface: <name>, ...` or `Logical interface <name>` first", line=number
@@ -483,9 +519,15 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
         if entry.physical and depth <= 2:
             for key, value in _pairs(stripped).items():
                 entry.fields.setdefault(key, value)
+    if not entries and log.problems:
+        raise log.problems[0].error()
     if not entries:
         raise ParseError(source, "expected `Physical interface: <name>, ...` or `Logical interface <name>`", line=1)
-    return tuple(_text_interface(entry, source) for entry in entries)
+    out: list[Interface] = []
+    for entry in entries:
+        with log.skipping(f"interface {entry.name}"):
+            out.append(_text_interface(entry, source))
+    return _usable(out, log)
 
 
 # --- dispatch -------------------------------------------------------------------------------------
@@ -498,16 +540,19 @@ _SHAPES = (
 )
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[Interface, ...]:
+def parse(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Neighbor, ...] | tuple[Interface, ...]:
     """Auto-detect the shape by its top-level JSON key or its first text line."""
+    log = _log(source, problems)
     body = _strip_banners(text)
     stripped = body.lstrip()
     if stripped.startswith(("{", "[")):
         root = load_json(body, source)
         if isinstance(root, dict) and "lldp-neighbors-information" in root:
-            return _lldp_json(root, source)
+            return _lldp_json(root, source, log)
         if isinstance(root, dict) and "interface-information" in root:
-            return _interfaces_json(root, source)
+            return _interfaces_json(root, source, log)
         keys = ", ".join(sorted(root)) if isinstance(root, dict) else type_name(root)
         raise ParseError(
             source,
@@ -517,7 +562,7 @@ def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[In
         )
     first = next((line for line in body.splitlines() if line.strip()), "")
     if first.startswith("Physical interface:") or _LOGICAL.fullmatch(first.rstrip()):
-        return parse_interfaces_text(text, source)
+        return parse_interfaces_text(text, source, log)
     if _LLDP_HEADER.fullmatch(first.rstrip()):
-        return parse_lldp_text(text, source)
+        return parse_lldp_text(text, source, log)
     raise ParseError(source, "expected one of: " + "; ".join(_SHAPES), line=1)

@@ -46,14 +46,20 @@ Interface rules:
 * ``kind`` by name (:data:`KIND_BY_PREFIX`): Ethernet -> ethernet (``Ethernet1/1.10`` ->
   subinterface), port-channel -> bond, loopback, Vlan -> vlan, mgmt -> ethernet, nve -> vxlan,
   Tunnel -> tunnel.
+
+With a :class:`~unifab.errors.ParseProblems` collector a bad row of the JSON tables costs that row (named by
+its key path), a bad neighbour block of the LLDP text that neighbour, and in ``show interface`` text a line
+that is neither a header nor a detail costs the interface it would start (its detail lines are skipped with
+it); a text or table with nothing read still raises.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_object, load_json, type_name
 from unifab.parse._text import blank_prompts
 from unifab.parse.netdev import (
@@ -116,6 +122,8 @@ _ABBREVIATED = re.compile(r"([A-Za-z-]+)(\d.*)")
 _SPEED = re.compile(r"(?:a-)?(\d+)([GM]?)")
 _NO_SPEED = frozenset({"auto", "--", ""})
 
+T = TypeVar("T")
+
 
 def expand_ifname(name: str) -> str:
     """``Eth1/1`` -> ``Ethernet1/1``, ``Po1`` -> ``port-channel1``; other names unchanged."""
@@ -161,37 +169,51 @@ def _table(decoded: object, table: str, row: str, source: str) -> list[tuple[str
     return rows(json_object(root[table], table, source).get(row), f"{table}.{row}", source)
 
 
-def _lldp_json(decoded: object, source: str) -> tuple[Neighbor, ...]:
+def _all_bad(records: tuple[T, ...], log: ParseProblems) -> tuple[T, ...]:
+    """``records``, unless every row was bad: then nothing is usable and the first problem is raised."""
+    if not records and log.problems:
+        raise log.problems[0].error()
+    return records
+
+
+def _lldp_json(decoded: object, source: str, log: ParseProblems) -> tuple[Neighbor, ...]:
     root = json_object(decoded, "", source)
     if "TABLE_nbor" not in root and "neigh_count" not in root:
         raise ParseError(source, "expected 'TABLE_nbor' (show lldp neighbors | json native)", key="TABLE_nbor")
     neighbors: list[Neighbor] = []
     for path, row in _table(root, "TABLE_nbor", "ROW_nbor", source):
-        local = _value(_field(row, "l_port_id", path, source))
-        if local is None:
-            raise ParseError(source, "expected the local port 'l_port_id'", key=child(path, "l_port_id"))
-        chassis_type = port_id_subtype(_field(row, "chassis_type", path, source))
-        device = _value(_field(row, "chassis_id", path, source))
-        device_is_mac = chassis_type == "mac" or (chassis_type is None and normalize_mac(device) is not None)
-        port_type = port_id_subtype(_field(row, "port_type", path, source))
-        neighbors.append(
-            Neighbor(
-                local_port=expand_ifname(local),
-                system_name=None if device_is_mac else device,
-                chassis_id=mac_if(chassis_type, device, guess=True),
-                port_id=mac_if(port_type, _value(_field(row, "port_id", path, source))),
-                port_id_type=port_type,
-                port_descr=_value(_field(row, "port_desc", path, source)),
-                mgmt_ip=_value(_field(row, "mgmt_addr", path, source)),
-                mfs=None,
-            )
-        )
-    return tuple(neighbors)
+        with log.skipping(f"the neighbour {path}"):
+            neighbors.append(_lldp_row(row, path, source))
+    return _all_bad(tuple(neighbors), log)
 
 
-def parse_lldp_json(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def _lldp_row(row: dict[str, object], path: str, source: str) -> Neighbor:
+    local = _value(_field(row, "l_port_id", path, source))
+    if local is None:
+        raise ParseError(source, "expected the local port 'l_port_id'", key=child(path, "l_port_id"))
+    chassis_type = port_id_subtype(_field(row, "chassis_type", path, source))
+    device = _value(_field(row, "chassis_id", path, source))
+    device_is_mac = chassis_type == "mac" or (chassis_type is None and normalize_mac(device) is not None)
+    port_type = port_id_subtype(_field(row, "port_type", path, source))
+    return Neighbor(
+        local_port=expand_ifname(local),
+        system_name=None if device_is_mac else device,
+        chassis_id=mac_if(chassis_type, device, guess=True),
+        port_id=mac_if(port_type, _value(_field(row, "port_id", path, source))),
+        port_id_type=port_type,
+        port_descr=_value(_field(row, "port_desc", path, source)),
+        mgmt_ip=_value(_field(row, "mgmt_addr", path, source)),
+        mfs=None,
+    )
+
+
+def _strict(source: str, problems: ParseProblems | None) -> ParseProblems:
+    return problems if problems is not None else ParseProblems.strict(source)
+
+
+def parse_lldp_json(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse ``show lldp neighbors | json native`` (the brief table)."""
-    return _lldp_json(load_json(text, source), source)
+    return _lldp_json(load_json(text, source), source, _strict(source, problems))
 
 
 def _speed(value: str | None, path: str, source: str) -> int | None:
@@ -252,20 +274,24 @@ def _brief_row(row: dict[str, object], path: str, source: str) -> Interface:
     )
 
 
-def _interfaces_json(decoded: object, source: str) -> tuple[Interface, ...]:
+def _interfaces_json(decoded: object, source: str, log: ParseProblems) -> tuple[Interface, ...]:
     root = json_object(decoded, "", source)
     if "TABLE_interface" not in root:
         raise ParseError(
             source, "expected 'TABLE_interface' (show interface brief | json native)", key="TABLE_interface"
         )
-    return tuple(
-        _brief_row(row, path, source) for path, row in _table(root, "TABLE_interface", "ROW_interface", source)
-    )
+    out: list[Interface] = []
+    for path, row in _table(root, "TABLE_interface", "ROW_interface", source):
+        with log.skipping(f"the interface {path}"):
+            out.append(_brief_row(row, path, source))
+    return _all_bad(tuple(out), log)
 
 
-def parse_interfaces_json(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_interfaces_json(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse ``show interface brief | json native``."""
-    return _interfaces_json(load_json(text, source), source)
+    return _interfaces_json(load_json(text, source), source, _strict(source, problems))
 
 
 # --- text -----------------------------------------------------------------------------------------
@@ -278,8 +304,9 @@ class _Block:
     last: str | None = None
 
 
-def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse_lldp_text(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse ``show lldp neighbors detail`` text (blocks from ``Chassis id:``)."""
+    log = _strict(source, problems)
     blocks: list[_Block] = []
     seen_output = False
     for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
@@ -299,7 +326,8 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
             name = DETAIL_KEYS[key]
             if name:
                 if name in block.fields:
-                    raise ParseError(source, f"expected one {key!r} per neighbor", line=number)
+                    log.add(f"expected one {key!r} per neighbor", f"the repeated {key!r} line", line=number)
+                    continue
                 block.fields[name] = value.strip()
             block.last = name or None
             seen_output = True
@@ -310,16 +338,20 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
         if line.startswith(("Capability codes", "  (", "Device ID", "Total entries displayed")):
             seen_output = True
             continue
-        raise ParseError(
-            source, f"expected a `Key: value` line of show lldp neighbors detail, got {line!r}", line=number
-        )
+        expected = f"expected a `Key: value` line of show lldp neighbors detail, got {line[:60]!r}"
+        log.add(expected, f"line {number}", line=number)
+    if not seen_output and log.problems:
+        raise log.problems[0].error()
     if not seen_output:
         raise ParseError(source, "expected `show lldp neighbors detail` output (`Chassis id: ...` blocks)", line=1)
     neighbors: list[Neighbor] = []
     for block in blocks:
         local = _value(block.fields.get("local_port"))
         if local is None:
-            raise ParseError(source, "expected `Local Port id:` in this neighbor", line=block.line)
+            log.add(
+                "expected `Local Port id:` in this neighbor", f"the neighbour of line {block.line}", line=block.line
+            )
+            continue
         neighbors.append(
             Neighbor(
                 local_port=expand_ifname(local),
@@ -332,7 +364,7 @@ def parse_lldp_text(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
                 mfs=None,
             )
         )
-    return tuple(neighbors)
+    return _all_bad(tuple(neighbors), log)
 
 
 _IF_HEADER = re.compile(
@@ -401,15 +433,20 @@ def _if_text_line(entry: _IfText, text: str) -> None:
         entry.speed_mbps = int(speed.group(1)) * (1000 if speed.group(2) == "G" else 1)
 
 
-def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface, ...]:
+def parse_interfaces_text(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Interface, ...]:
     """Parse ``show interface`` text (full, or filtered by ``egrep '^\\w|Hardware|MTU|reset'``)."""
+    log = _strict(source, problems)
     entries: list[_IfText] = []
+    dropped = False  # after a line that could not start an interface: its details are not the previous one's
     for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
         line = raw.rstrip()
         if not line.strip():
             continue
         header = _IF_HEADER.fullmatch(line)
         if header and not line[0].isspace():
+            dropped = False
             entries.append(
                 _IfText(
                     name=header.group("name"),
@@ -421,15 +458,17 @@ def parse_interfaces_text(text: str, source: str = "<input>") -> tuple[Interface
             )
             continue
         # a counter line that lost its indentation in a paste ("143696673 unicast packets ...") is a detail
-        if not entries or not (
-            line[0].isspace() or line[0].isdigit() or line.startswith(("admin state", "Description:"))
-        ):
-            raise ParseError(
-                source,
-                f"expected `<interface> is up|down ...` or `admin state is ...`, got {line.strip()!r}",
-                line=number,
-            )
+        detail = line[0].isspace() or line[0].isdigit() or line.startswith(("admin state", "Description:"))
+        if dropped and detail:
+            continue
+        if not entries or not detail:
+            expected = f"expected `<interface> is up|down ...` or `admin state is ...`, got {line.strip()[:60]!r}"
+            log.add(expected, f"the interface of line {number} and its detail lines", line=number)
+            dropped = True
+            continue
         _if_text_line(entries[-1], line.strip())
+    if not entries and log.problems:
+        raise log.problems[0].error()
     if not entries:
         raise ParseError(source, "expected `<interface> is up|down` (show interface output)", line=1)
     return tuple(entry.finish() for entry in entries)
@@ -445,15 +484,18 @@ _SHAPES = (
 )
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[Interface, ...]:
+def parse(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[Neighbor, ...] | tuple[Interface, ...]:
     """Auto-detect the shape by its JSON table name or its first text line."""
+    log = _strict(source, problems)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         root = load_json(text, source)
         if isinstance(root, dict) and ("TABLE_nbor" in root or "neigh_count" in root):
-            return _lldp_json(root, source)
+            return _lldp_json(root, source, log)
         if isinstance(root, dict) and "TABLE_interface" in root:
-            return _interfaces_json(root, source)
+            return _interfaces_json(root, source, log)
         keys = ", ".join(sorted(root)) if isinstance(root, dict) else type_name(root)
         raise ParseError(
             source,
@@ -462,7 +504,7 @@ def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...] | tuple[In
         )
     first = next((line.rstrip() for line in blank_prompts(text).splitlines() if line.strip()), "")
     if first.startswith(("Capability codes", "Chassis id:")):
-        return parse_lldp_text(text, source)
+        return parse_lldp_text(text, source, log)
     if _IF_HEADER.fullmatch(first) and not first[0].isspace():
-        return parse_interfaces_text(text, source)
+        return parse_interfaces_text(text, source, log)
     raise ParseError(source, "expected one of: " + "; ".join(_SHAPES), line=1)

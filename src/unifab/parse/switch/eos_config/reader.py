@@ -1,5 +1,13 @@
 """Reading the text of ``show running-config``: :func:`parse` (see the package docstring for the
-commands read)."""
+commands read).
+
+With a :class:`~unifab.errors.ParseProblems` collector a command inside an ``interface`` block that cannot be
+read (a bad ``mtu``, ``speed``, ``qos`` or ``priority-flow-control`` line, or a bad ``interface`` range) costs
+the interfaces of that block: they are left out, since a half-read interface would read as configured with
+defaults. A bad command inside a ``qos profile`` costs that profile and every interface applying it
+(``service-profile``). Global commands (``qos map``, ``priority-flow-control`` defaults) are every port's,
+so a bad one still makes the file unreadable.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key, parse_uint
 from unifab.parse.switch.eos_config.defaults import PFCWD_ACTIONS, QUEUE_KINDS, TRUST_MODES, UNIT_BYTES
 from unifab.parse.switch.eos_config.records import (
@@ -42,8 +50,10 @@ _QUEUE_FIELD = {"tx-queue": "tx_queues", "uc-tx-queue": "uc_tx_queues", "mc-tx-q
 
 
 class _Parser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, log: ParseProblems | None = None) -> None:
         self.source = source
+        self.log = log if log is not None else ParseProblems.strict(source)
+        self.bad: set[Owner] = set()  # interfaces and profiles a bad command left half-read
         self.hostname: str | None = None
         self.ifaces: dict[str, EosInterface] = {}
         self.qos: dict[Owner, EosQosSettings] = {}
@@ -88,15 +98,17 @@ class _Parser:
             parent = stack[-1] if stack else None
             self.commands += 1
             if parent is None:
-                ctx = self.top(words, indent) if indent == 0 else _Ctx(indent, "skip")
                 heredoc = words[0] == "banner"
-            elif parent.kind in ("interface", "profile"):
+                if indent == 0 and words[0] == "interface":
+                    with self.log.skipping(f"the block {stripped[:60]!r}") as row:
+                        ctx = self.top(words, indent)
+                    if row.failed:
+                        ctx = _Ctx(indent, "skip")
+                else:
+                    ctx = self.top(words, indent) if indent == 0 else _Ctx(indent, "skip")
+            elif parent.kind in ("interface", "profile", "queue"):
                 heredoc = words == ["comment"]
-                ctx = self.block(parent, words, indent)
-            elif parent.kind == "queue":
-                heredoc = words == ["comment"]
-                self.queue_command(parent, words)
-                ctx = _Ctx(indent, "skip")
+                ctx = self.in_block(parent, words, indent)
             else:
                 ctx = _Ctx(indent, "skip")
             stack.append(ctx)
@@ -105,15 +117,42 @@ class _Parser:
             raise ParseError(self.source, "an EOS running-config (found no commands)")
         return self.build()
 
+    def in_block(self, parent: _Ctx, words: list[str], indent: int) -> _Ctx:
+        """One command inside an interface, profile or queue block; a bad one costs the block's owners."""
+        if any(owner in self.bad for owner in parent.owners):
+            return _Ctx(indent, "skip")
+        names = ", ".join(f"{'interface' if kind == 'if' else 'qos profile'} {name}" for kind, name in parent.owners)
+        with self.log.skipping(names or "the block") as row:
+            if parent.kind == "queue":
+                self.queue_command(parent, words)
+                return _Ctx(indent, "skip")
+            return self.block(parent, words, indent)
+        if row.failed:
+            self.bad.update(parent.owners)
+        return _Ctx(indent, "skip")
+
     def build(self) -> EosConfig:
+        bad_profiles = {name for kind, name in self.bad if kind == "profile"}
+        dropped = {
+            name
+            for name, iface in self.ifaces.items()
+            if ("if", name) in self.bad or (iface.service_profile is not None and iface.service_profile in bad_profiles)
+        }
+        for name in sorted(dropped - {n for k, n in self.bad if k == "if"}, key=natural_key):
+            profile = self.ifaces[name].service_profile
+            expected = f"qos profile {profile} readable (a command in it is not)"
+            self.log.add(expected, f"interface {name}, which applies that profile")
         interfaces = {
             name: dataclasses.replace(self.ifaces[name], qos=self.qos.get(("if", name), EosQosSettings()))
             for name in sorted(self.ifaces, key=natural_key)
+            if name not in dropped
         }
+        if self.ifaces and not interfaces:
+            raise self.log.problems[0].error()
         profiles = {
             owner[1]: EosQosProfile(owner[1], settings)
             for owner, settings in sorted(self.qos.items())
-            if owner[0] == "profile"
+            if owner[0] == "profile" and owner[1] not in bad_profiles
         }
         maps = EosQosMaps(**{k: dict(sorted(v.items())) for k, v in self.maps.items()})
         cfg = EosConfig(
@@ -502,6 +541,6 @@ class _Parser:
         return out
 
 
-def parse(text: str, source: str = "<input>") -> EosConfig:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> EosConfig:
     """Read an EOS running-config and resolve every Ethernet/Port-Channel interface's QoS."""
-    return _Parser(source).run(text)
+    return _Parser(source, problems).run(text)

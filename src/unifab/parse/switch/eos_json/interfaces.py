@@ -1,7 +1,13 @@
-"""``show interfaces``: :func:`interfaces_from`."""
+"""``show interfaces``: :func:`interfaces_from`.
+
+With a :class:`~unifab.errors.ParseProblems` collector an interface entry that cannot be read (a value of
+the wrong type) costs that interface, named by its key path; a reply without ``interfaces`` or with only
+bad entries raises.
+"""
 
 from __future__ import annotations
 
+from unifab.errors import ParseProblems
 from unifab.parse._json import child
 from unifab.parse.switch.eos_json.access import as_list, as_object, member, opt_int, opt_str
 from unifab.parse.switch.eos_json.commands import SHOW_INTERFACES
@@ -72,9 +78,18 @@ def _interface(name: str, value: object, path: str, source: str) -> EosInterface
     )
 
 
-def interfaces_from(obj: object, source: str = "<input>", path: str = "") -> EosInterfaces:
+def interfaces_from(
+    obj: object, source: str = "<input>", path: str = "", problems: ParseProblems | None = None
+) -> EosInterfaces:
     """Read a decoded ``show interfaces`` reply."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     root = as_object(obj, path, source)
     body = member(root, "interfaces", path, source, SHOW_INTERFACES)
     ip = child(path, "interfaces")
-    return EosInterfaces({name: _interface(name, v, child(ip, name), source) for name, v in body.items()})
+    out: dict[str, EosInterfaceStatus] = {}
+    for name, v in body.items():
+        with log.skipping(f"interface {name}"):
+            out[name] = _interface(name, v, child(ip, name), source)
+    if body and not out:
+        raise log.problems[0].error()
+    return EosInterfaces(out)

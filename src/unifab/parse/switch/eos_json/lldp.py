@@ -1,8 +1,12 @@
-"""``show lldp neighbors detail``: :func:`lldp_neighbors_from`."""
+"""``show lldp neighbors detail``: :func:`lldp_neighbors_from`.
+
+With a :class:`~unifab.errors.ParseProblems` collector a neighbour entry that cannot be read costs that
+neighbour (a local port whose entry is not an object, all of that port's); a reply with only bad entries raises.
+"""
 
 from __future__ import annotations
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, type_name
 from unifab.parse.switch.eos_json.access import as_list, as_object, member, opt_int, opt_str
 from unifab.parse.switch.eos_json.commands import SHOW_LLDP_DETAIL
@@ -55,16 +59,31 @@ def _neighbor(local: str, value: object, path: str, source: str) -> EosLldpNeigh
     )
 
 
-def lldp_neighbors_from(obj: object, source: str = "<input>", path: str = "") -> EosLldpNeighbors:
+def lldp_neighbors_from(
+    obj: object, source: str = "<input>", path: str = "", problems: ParseProblems | None = None
+) -> EosLldpNeighbors:
     """Read a decoded ``show lldp neighbors detail`` reply."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     root = as_object(obj, path, source)
     body = member(root, "lldpNeighbors", path, source, SHOW_LLDP_DETAIL)
     lp = child(path, "lldpNeighbors")
     out: dict[str, tuple[EosLldpNeighbor, ...]] = {}
+    bad = 0
     for local, value in body.items():
         p = child(lp, local)
-        entry = as_object(value, p, source)
-        infos = entry.get("lldpNeighborInfo", [])
-        ip = child(p, "lldpNeighborInfo")
-        out[local] = tuple(_neighbor(local, v, child(ip, i), source) for i, v in enumerate(as_list(infos, ip, source)))
+        with log.skipping(f"the LLDP neighbours of {local}") as port:
+            entry = as_object(value, p, source)
+            ip = child(p, "lldpNeighborInfo")
+            infos = as_list(entry.get("lldpNeighborInfo", []), ip, source)
+        if port.failed:
+            bad += 1
+            continue
+        neighbors: list[EosLldpNeighbor] = []
+        for i, v in enumerate(infos):
+            with log.skipping(f"the LLDP neighbour {i} of {local}") as one:
+                neighbors.append(_neighbor(local, v, child(ip, i), source))
+            bad += one.failed
+        out[local] = tuple(neighbors)
+    if bad and not any(out.values()):
+        raise log.problems[0].error()
     return EosLldpNeighbors(out)

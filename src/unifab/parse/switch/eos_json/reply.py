@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.switch.eos_json.access import first_result, load_reply
 from unifab.parse.switch.eos_json.commands import (
     COMMANDS,
@@ -86,14 +86,20 @@ def _read(text: str | bytes, source: str) -> tuple[dict[str, object], str]:
     return first_result(load_reply(text, source), source)
 
 
-def parse_show_interfaces(text: str | bytes, source: str = "<input>") -> EosInterfaces:
+def parse_show_interfaces(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> EosInterfaces:
+    """``show interfaces``; with a collector a bad interface entry costs that interface (see interfaces.py)."""
     obj, path = _read(text, source)
-    return interfaces_from(obj, source, path)
+    return interfaces_from(obj, source, path, problems)
 
 
-def parse_lldp_neighbors_detail(text: str | bytes, source: str = "<input>") -> EosLldpNeighbors:
+def parse_lldp_neighbors_detail(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> EosLldpNeighbors:
+    """``show lldp neighbors detail``; with a collector a bad neighbour entry costs that neighbour."""
     obj, path = _read(text, source)
-    return lldp_neighbors_from(obj, source, path)
+    return lldp_neighbors_from(obj, source, path, problems)
 
 
 def parse_pfc_counters(text: str | bytes, source: str = "<input>") -> EosPfcCounters:

@@ -18,7 +18,12 @@ set when given (the doc's example of ECN on TC 4,5,7 shows TC0 gone), and a conf
 takes the per-field defaults (ECN enable, RED disable, 150000 / 1500000 B, probability 100). A profile
 configured without ``rx``/``tx``/``cable-length`` gets enable/enable/10 m.
 
-Bad input raises :class:`~unifab.errors.ParseError` with the YAML key path (``key=``).
+Bad input raises :class:`~unifab.errors.ParseError` with the YAML key path (``key=``). With a
+:class:`~unifab.errors.ParseProblems` collector an interface that cannot be resolved (a profile the document
+does not define, a bad MTU or speed, an interface key that is no name, list or range) costs that interface (or
+the interfaces of that key): it is left out, so no check judges it; what every interface needs (``qos``
+itself, the global watchdog settings, ``qos roce mode``) still raises, as does a document whose every
+interface is bad.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import natural_key
 from unifab.parse.switch.nvue.defaults import (
     _OFF,
@@ -64,11 +69,12 @@ _INCLUDED_TYPES = frozenset({"swp"})
 _SWP = re.compile(r"swp\d")
 
 
-def parse(text: str | bytes, source: str = "<input>") -> NvueConfig:
+def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> NvueConfig:
     """Read ``nv config show -o yaml`` (or the REST API's revision object) and resolve every swp port."""
     doc = load_yaml(text, source)
     header, body = split_document(doc, source)
-    return _Resolver(body, source).run(header)
+    log = problems if problems is not None else ParseProblems.strict(source)
+    return _Resolver(body, source, log).run(header)
 
 
 def expand_interfaces(spec: str) -> list[str]:
@@ -106,9 +112,10 @@ def expand_interfaces(spec: str) -> list[str]:
 
 
 class _Resolver:
-    def __init__(self, body: dict[str, Any], source: str) -> None:
+    def __init__(self, body: dict[str, Any], source: str, log: ParseProblems) -> None:
         self.body = body
         self.source = source
+        self.log = log
 
     # -- value helpers ------------------------------------------------------------------------------
 
@@ -310,11 +317,14 @@ class _Resolver:
         merged: dict[str, tuple[str, dict[str, Any]]] = {}
         for key, value in self._obj(self.body.get("interface"), "interface").items():
             path = f"interface.{key}"
-            body = self._obj(value, path)
-            try:
-                names = expand_interfaces(key)
-            except ValueError as exc:
-                raise self._err(path, f"an interface name, list or range ({exc})") from None
+            with self.log.skipping(f"the interface(s) {key}") as row:
+                body = self._obj(value, path)
+                try:
+                    names = expand_interfaces(key)
+                except ValueError as exc:
+                    raise self._err(path, f"an interface name, list or range ({exc})") from None
+            if row.failed:
+                continue
             for name in names:
                 old = merged.get(name)
                 if old is None:
@@ -336,6 +346,56 @@ class _Resolver:
         if match is None:
             raise self._err(path, f"a link speed such as '400G' or 'auto', got {value!r}")
         return int(match.group(1)) * _SPEED_UNITS[match.group(2)]
+
+    def _interface(
+        self,
+        qos: dict[str, Any],
+        base: RoceDefaults,
+        tc_to_queue: dict[int, int],
+        name: str,
+        path: str,
+        body: dict[str, Any],
+    ) -> NvueInterfaceQos:
+        """One swp port's QoS, resolved through its profiles (a problem raises: the caller skips the port)."""
+        iq = self._obj(body.get("qos"), join(path, "qos"))
+        link = self._obj(body.get("link"), join(path, "link"))
+        profiles = {}
+        for kind in ("mapping", "pfc", "congestion-control", "egress-scheduler"):
+            raw = self._get(iq, join(path, "qos"), kind, "profile")
+            if raw is not None and not isinstance(raw, str):
+                raise self._err(join(path, f"qos.{kind}.profile"), f"a profile name, got {raw!r}")
+            profiles[kind] = raw or DEFAULT_PROFILE
+        trust, dscp, pcp, default_sp = self._mapping(qos, profiles["mapping"], base, join(path, "qos.mapping.profile"))
+        pfc = self._pfc(qos, profiles["pfc"], base, join(path, "qos.pfc.profile"))
+        pfcwd = False
+        if "pfc-watchdog" in iq:
+            wd_obj = self._obj(iq["pfc-watchdog"], join(path, "qos.pfc-watchdog"))
+            state = wd_obj.get("state", wd_obj.get("enable"))
+            pfcwd = True if state is None else self._flag(state, join(path, "qos.pfc-watchdog.state"))
+        mtu = link.get("mtu")
+        return NvueInterfaceQos(
+            interface=name,
+            mtu=DEFAULT_MTU if mtu is None else self._uint(mtu, join(path, "link.mtu"), "MTU in bytes"),
+            speed_mbps=self._speed(link.get("speed"), join(path, "link.speed")),
+            trust=trust,
+            dscp_to_tc=dscp,
+            pcp_to_tc=pcp,
+            port_default_sp=default_sp,
+            tc_to_queue=dict(tc_to_queue),
+            pfc_enabled=pfc.priorities,
+            pfc_rx=pfc.rx,
+            pfc_tx=pfc.tx,
+            pfc_cable_length_m=pfc.cable_m,
+            ecn=self._ecn(qos, profiles["congestion-control"], base, join(path, "qos.congestion-control.profile")),
+            schedulers=self._schedulers(
+                qos, profiles["egress-scheduler"], base, join(path, "qos.egress-scheduler.profile")
+            ),
+            pfcwd=pfcwd,
+            mapping_profile=profiles["mapping"],
+            pfc_profile=profiles["pfc"],
+            congestion_control_profile=profiles["congestion-control"],
+            egress_scheduler_profile=profiles["egress-scheduler"],
+        )
 
     def run(self, header: dict[str, Any]) -> NvueConfig:
         qos = self._obj(self.body.get("qos"), "qos")
@@ -359,48 +419,19 @@ class _Resolver:
         tc_to_queue = self._egress_queue_mapping(qos, base)
 
         interfaces: dict[str, NvueInterfaceQos] = {}
-        for name, (path, body) in self._interfaces().items():
-            iq = self._obj(body.get("qos"), join(path, "qos"))
-            link = self._obj(body.get("link"), join(path, "link"))
-            profiles = {}
-            for kind in ("mapping", "pfc", "congestion-control", "egress-scheduler"):
-                raw = self._get(iq, join(path, "qos"), kind, "profile")
-                if raw is not None and not isinstance(raw, str):
-                    raise self._err(join(path, f"qos.{kind}.profile"), f"a profile name, got {raw!r}")
-                profiles[kind] = raw or DEFAULT_PROFILE
-            trust, dscp, pcp, default_sp = self._mapping(
-                qos, profiles["mapping"], base, join(path, "qos.mapping.profile")
-            )
-            pfc = self._pfc(qos, profiles["pfc"], base, join(path, "qos.pfc.profile"))
-            pfcwd = False
-            if "pfc-watchdog" in iq:
-                wd_obj = self._obj(iq["pfc-watchdog"], join(path, "qos.pfc-watchdog"))
-                state = wd_obj.get("state", wd_obj.get("enable"))
-                pfcwd = True if state is None else self._flag(state, join(path, "qos.pfc-watchdog.state"))
-            mtu = link.get("mtu")
-            interfaces[name] = NvueInterfaceQos(
-                interface=name,
-                mtu=DEFAULT_MTU if mtu is None else self._uint(mtu, join(path, "link.mtu"), "MTU in bytes"),
-                speed_mbps=self._speed(link.get("speed"), join(path, "link.speed")),
-                trust=trust,
-                dscp_to_tc=dscp,
-                pcp_to_tc=pcp,
-                port_default_sp=default_sp,
-                tc_to_queue=dict(tc_to_queue),
-                pfc_enabled=pfc.priorities,
-                pfc_rx=pfc.rx,
-                pfc_tx=pfc.tx,
-                pfc_cable_length_m=pfc.cable_m,
-                ecn=self._ecn(qos, profiles["congestion-control"], base, join(path, "qos.congestion-control.profile")),
-                schedulers=self._schedulers(
-                    qos, profiles["egress-scheduler"], base, join(path, "qos.egress-scheduler.profile")
-                ),
-                pfcwd=pfcwd,
-                mapping_profile=profiles["mapping"],
-                pfc_profile=profiles["pfc"],
-                congestion_control_profile=profiles["congestion-control"],
-                egress_scheduler_profile=profiles["egress-scheduler"],
-            )
+        resolved = self._interfaces()
+        failed: dict[tuple[str | None, str], tuple[ParseError, list[str]]] = {}  # one problem per cause
+        for name, (path, body) in resolved.items():
+            try:
+                interfaces[name] = self._interface(qos, base, tc_to_queue, name, path, body)
+            except ParseError as exc:
+                if self.log.is_strict:
+                    raise
+                failed.setdefault((exc.key, exc.expected), (exc, []))[1].append(name)
+        for error, names in failed.values():
+            self.log.record(error, f"interface {names[0]}" if len(names) == 1 else f"interfaces {', '.join(names)}")
+        if resolved and not interfaces and self.log.problems:
+            raise self.log.problems[0].error()
         hostname = self._get(self.body, "", "system", "hostname")
         version = header.get("version")
         return NvueConfig(

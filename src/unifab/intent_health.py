@@ -1,0 +1,111 @@
+"""The ``health:`` section of ``fabric.yaml``: when each health detector fires (docs/intent.md, docs/health.md).
+
+One sub-section per detector, every key optional; a key left out keeps the default of
+:class:`unifab.health.detect.Thresholds` (the one place the defaults live: this layer sits below ``health`` and
+holds only the schema, :func:`unifab.health.thresholds.from_intent` maps it onto the dataclass)::
+
+    health:
+      link_flap: {events: 3, window_s: 900}
+      fec: {intervals: 3, window_s: 600, total: 20}
+      lossless_drops: {intervals: 3, window_s: 600, total: 20}
+      pfc_storm: {share: 0.5, intervals: 3, window_s: 300}
+      ecn_absent: {pause_share: 0.1, intervals: 3, window_s: 600}
+      down: {after_s: 300}
+      nccl_error: {peers: 2}
+      optics: {warnings: true}
+
+Bounds keep a value meaningful (a share is in (0, 1], a window holds at least one 1 s sample, a count is at least
+1); unknown keys and bad values are reported by :func:`unifab.intent.parse_intent` with the file, line and key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Count",
+    "DownSpec",
+    "EcnAbsentSpec",
+    "ErrorWindowSpec",
+    "HealthSpec",
+    "LinkFlapSpec",
+    "NcclErrorSpec",
+    "OpticsSpec",
+    "PfcStormSpec",
+    "Share",
+    "WindowS",
+]
+
+Count = Annotated[int, Field(ge=1, le=1_000_000)]
+WindowS = Annotated[float, Field(ge=1.0, le=7 * 86400.0)]  # seconds; a week is longer than any bundle
+Share = Annotated[float, Field(gt=0.0, le=1.0)]  # of an interval's time
+Total = Annotated[float, Field(ge=0.0, le=1e15)]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class LinkFlapSpec(_Spec):
+    """HEALTH-LINK-FLAP: ``events`` link-down events (a carrier-changes pair is one) within ``window_s``."""
+
+    events: Count | None = None
+    window_s: WindowS | None = None
+
+
+class ErrorWindowSpec(_Spec):
+    """HEALTH-FEC and HEALTH-LOSSLESS-DROPS: ``intervals`` intervals with an increment within ``window_s``,
+    adding up to ``total``."""
+
+    intervals: Count | None = None
+    window_s: WindowS | None = None
+    total: Total | None = None
+
+
+class PfcStormSpec(_Spec):
+    """HEALTH-PFC-STORM: pause sent for at least ``share`` of an interval, in ``intervals`` within ``window_s``."""
+
+    share: Share | None = None
+    intervals: Count | None = None
+    window_s: WindowS | None = None
+
+
+class EcnAbsentSpec(_Spec):
+    """HEALTH-ECN-ABSENT: paused for ``pause_share`` of ``intervals`` intervals within ``window_s``, no ECN/CNP."""
+
+    pause_share: Share | None = None
+    intervals: Count | None = None
+    window_s: WindowS | None = None
+
+
+class DownSpec(_Spec):
+    """HEALTH-NODE-DOWN and HEALTH-SWITCH-DOWN: silent (or a link down) this long while the others report."""
+
+    after_s: WindowS | None = None
+
+
+class NcclErrorSpec(_Spec):
+    """HEALTH-NCCL-ERROR: completion errors naming this many distinct peers through one link, from both sides."""
+
+    peers: Count | None = None
+
+
+class OpticsSpec(_Spec):
+    """HEALTH-OPTICS: whether DOM beyond a warning level (not only an alarm level) is a symptom."""
+
+    warnings: bool | None = None
+
+
+class HealthSpec(_Spec):
+    """The ``health`` section: one sub-section per detector (HEALTH-GPU-XID has no threshold: its catalog decides)."""
+
+    link_flap: LinkFlapSpec | None = None
+    fec: ErrorWindowSpec | None = None
+    lossless_drops: ErrorWindowSpec | None = None
+    pfc_storm: PfcStormSpec | None = None
+    ecn_absent: EcnAbsentSpec | None = None
+    down: DownSpec | None = None
+    nccl_error: NcclErrorSpec | None = None
+    optics: OpticsSpec | None = None
