@@ -353,6 +353,9 @@ READ_IN_PART = frozenset(
         "cmd/nvidia-smi-topo-m.txt",
         "cmd/rdma-statistic.txt",
         "cmd/show_gids.txt",
+        "sys/class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent",  # one counter file costs that counter
+        "sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_mode",
+        "sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos",
     }
 )
 

@@ -201,23 +201,7 @@ class _HostReader:
         self, base: SourcePath, files: Iterable[SourcePath], parser: Callable[[Mapping[str, str], str], T]
     ) -> T | None:
         """Read ``files`` (under ``base``) and hand ``{path relative to base: text}`` to a tree parser."""
-        texts: dict[str, str] = {}
-        for path in sorted(files):
-            try:
-                texts[path.relative_to(base)] = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                self.problems.unreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", device=self.name)
-            except OSError as exc:
-                self.problems.unreadable(path, f"cannot read: {exc.strerror or exc}", device=self.name)
-        if not texts:
-            return None
-        source = self.problems.rel(base)
-        try:
-            return parser(texts, source)
-        except ParseError as exc:
-            blamed = self.problems.root / exc.source if exc.source.startswith(source + "/") else base
-            self.problems.unreadable(blamed, exc.expected, line=exc.line, device=self.name)
-            return None
+        return self.problems.parse_tree(base, files, parser, device=self.name)
 
     def missing(self, rel: str, why: str) -> None:
         path = self.dir / rel

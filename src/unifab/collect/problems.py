@@ -14,7 +14,7 @@ which later learns to read past bad rows reports them without a change at the ca
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TypeVar
@@ -234,6 +234,48 @@ class Problems:
         except ParseError as exc:
             self.unreadable(path, exc.expected, line=exc.line, device=device)
             return None
+
+    def parse_tree(
+        self,
+        base: SourcePath,
+        files: Iterable[SourcePath],
+        parser: Callable[[Mapping[str, str], str], T],
+        device: str | None = None,
+    ) -> T | None:
+        """Read ``files`` (under ``base``) and hand ``{path relative to base: text}`` to a tree parser (sysfs).
+
+        A file that cannot be read is ``INPUT-UNREADABLE`` and left out. A tree parser that takes ``problems``
+        skips the files whose content it cannot read: each an ``INPUT-PARTIAL`` naming that file. A tree with
+        nothing usable (the parser raises) is ``INPUT-UNREADABLE`` on the file the error names, else ``base``.
+        """
+        texts: dict[str, str] = {}
+        for path in sorted(files):
+            try:
+                texts[path.relative_to(base)] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                self.unreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", device=device)
+            except OSError as exc:
+                self.unreadable(path, f"cannot read: {exc.strerror or exc}", device=device)
+        if not texts:
+            return None
+        source = self.rel(base)
+
+        def blamed(where: str) -> SourcePath:
+            return self.root / where if where.startswith(source + "/") else base
+
+        log = ParseProblems(source)
+        try:
+            if takes_problems(parser):
+                partial: Callable[[Mapping[str, str], str, ParseProblems], T] = parser  # type: ignore[assignment]
+                result = partial(texts, source, log)
+            else:
+                result = parser(texts, source)
+        except ParseError as exc:
+            self.unreadable(blamed(exc.source), exc.expected, line=exc.line, device=device)
+            return None
+        for problem in log.problems:
+            self.partial(blamed(problem.source), problem, device=device)
+        return result
 
 
 @cache

@@ -138,3 +138,18 @@ def _only_parse_errors(call: Callable[[], object], raw: str = "") -> None:
 @given(st.dictionaries(NAMES | st.text(max_size=15), st.text(max_size=12), max_size=6))
 def test_random_trees_raise_only_parse_errors(files: dict[str, str]) -> None:
     _only_parse_errors(lambda: parse_tree(files, "fuzz"))
+
+
+def test_a_bad_file_costs_that_parameter_with_a_collector() -> None:
+    from unifab.errors import ParseProblems
+
+    broken = {**TREE, "rp_gd": "many\n"}
+    log = ParseProblems("cc_params")
+    got = parse_tree(broken, "cc_params", log)
+    (problem,) = log.problems
+    assert problem.source == "cc_params/rp_gd" and problem.skipped == "rp_gd"
+    assert got.params == {k: v for k, v in DEFAULTS.items() if k != "rp_gd"}
+    with pytest.raises(ParseError):
+        parse_tree(broken, "cc_params")  # without a collector the tree is still refused
+    with pytest.raises(ParseError):
+        parse_tree({"rp_gd": "x\n"}, "cc_params", ParseProblems("cc_params"))  # nothing usable

@@ -283,3 +283,26 @@ def test_every_single_bad_line_is_named_or_fatal(parser: Callable[..., Any], rel
             continue
         assert log.problems, (rel, line)
         assert {p.line for p in log.problems} <= {line, None}, (rel, line, [str(p) for p in log.problems])
+
+
+def test_hw_counters_tree_a_bad_counter_file_costs_that_counter() -> None:
+    """A real H100 sysfs copy: one hw_counters file garbled; that counter is skipped, named by its file, and
+    every other value of the tree reads as before. Without a collector the tree is still refused."""
+    from unifab.parse.host import hw_counters
+
+    root = DATA / "samples" / "host" / "sysfs_class_infiniband_h100" / "mlx5_4"
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+    bad = "ports/1/hw_counters/roce_slow_restart_cnps"
+    broken = {**files, bad: "lots\n"}
+    with pytest.raises(ParseError) as strict:
+        hw_counters.parse_tree(broken, "mlx5_4")
+    assert strict.value.source == f"mlx5_4/{bad}"
+    log = ParseProblems("mlx5_4")
+    got = hw_counters.parse_tree(broken, "mlx5_4", log)
+    (problem,) = log.problems
+    assert problem.source == f"mlx5_4/{bad}" and problem.skipped == bad
+    whole = hw_counters.parse_tree(files, "mlx5_4")
+    (port,), (whole_port,) = got.devices[0].ports, whole.devices[0].ports
+    assert "roce_slow_restart_cnps" in whole_port.hw_counters
+    assert port.hw_counters == {k: v for k, v in whole_port.hw_counters.items() if k != "roce_slow_restart_cnps"}
+    assert port.counters == whole_port.counters and port.state == whole_port.state

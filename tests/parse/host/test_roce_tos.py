@@ -133,3 +133,16 @@ PATHS = st.sampled_from(["ports/1/default_roce_tos", "ports/2/default_roce_mode"
 @given(st.dictionaries(PATHS | st.text(max_size=15), st.text(max_size=12), max_size=4))
 def test_random_trees_raise_only_parse_errors(files: dict[str, str]) -> None:
     _only_parse_errors(lambda: parse_tree(files, "fuzz"))
+
+
+def test_a_bad_file_costs_that_default_with_a_collector() -> None:
+    from unifab.errors import ParseProblems
+
+    broken = {**TREE, "ports/1/default_roce_mode": "RoCE v3\n"}
+    log = ParseProblems("rdma_cm/mlx5_0")
+    got = parse_tree(broken, "rdma_cm/mlx5_0", log)
+    (problem,) = log.problems
+    assert problem.source == "rdma_cm/mlx5_0/ports/1/default_roce_mode"
+    assert got.ports == (RoceDefaults(1, 106, None),)  # the TOS still reads; the mode is unknown, not a default
+    with pytest.raises(ParseError):
+        parse_tree(broken, "rdma_cm/mlx5_0")

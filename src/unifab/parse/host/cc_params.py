@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["LIMITS", "PARAMS", "PREFIX", "CcParams", "dump", "dump_tree", "parse", "parse_tree"]
 
@@ -75,28 +75,37 @@ class CcParams:
         return self.params.get("np_cnp_prio_mode")
 
 
-def _read(files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: str) -> CcParams:
+def _read(
+    files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: str, log: ParseProblems | None = None
+) -> CcParams:
+    log = log if log is not None else ParseProblems.strict(source)
     params: dict[str, int] = {}
     for rel, content in files.items():
         name = rel.strip("/").removeprefix(PREFIX)
         if "/" in name:
             continue  # another debugfs directory (QPs/, CQs/, ...)
-        where, line = locate.get(rel, (f"{source}/{rel}", 1))
-        value = content.strip()
-        if not _NAME.match(name):
-            raise ParseError(where, f"expected a cc_params file name, got {name[:40]!r}", line=line)
-        if not _NUM.match(value) or int(value) > LIMITS.get(name, _U32):
-            limit = LIMITS.get(name, _U32)
-            raise ParseError(where, f"expected an unsigned integer 0..{limit} in {name}, got {value[:30]!r}", line=line)
-        params[name] = int(value)
+        with log.skipping(rel.strip("/")):  # a file that cannot be read leaves that parameter unknown
+            params[name] = _param(name, content.strip(), *locate.get(rel, (f"{source}/{rel}", 1)))
+    if not params and log.problems:
+        raise log.problems[0].error()
     if not params:
         raise ParseError(source, "expected cc_params files (np_cnp_dscp, rp_gd, ...)", line=1)
     return CcParams(dict(sorted(params.items())))
 
 
-def parse_tree(files: Mapping[str, str], source: str = "<input>") -> CcParams:
-    """Read ``cc_params/`` from ``{relative path: contents}``."""
-    return _read(files, {}, source)
+def _param(name: str, value: str, where: str, line: int) -> int:
+    if not _NAME.match(name):
+        raise ParseError(where, f"expected a cc_params file name, got {name[:40]!r}", line=line)
+    if not _NUM.match(value) or int(value) > LIMITS.get(name, _U32):
+        limit = LIMITS.get(name, _U32)
+        raise ParseError(where, f"expected an unsigned integer 0..{limit} in {name}, got {value[:30]!r}", line=line)
+    return int(value)
+
+
+def parse_tree(files: Mapping[str, str], source: str = "<input>", problems: ParseProblems | None = None) -> CcParams:
+    """Read ``cc_params/`` from ``{relative path: contents}``; with a lenient ``problems`` a file that cannot be
+    read costs that parameter only."""
+    return _read(files, {}, source, problems)
 
 
 def parse(text: str, source: str = "<input>") -> CcParams:

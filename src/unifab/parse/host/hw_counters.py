@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = [
     "CM_GROUPS",
@@ -166,8 +166,12 @@ def _build_port(number: int, acc: _Port, locate: Locate, base: str) -> IbPort:
     )
 
 
-def _device(name: str | None, items: list[tuple[str, str]], locate: Locate, prefix: str) -> IbDevice:
-    """One device from ``(path relative to the device directory, contents)`` pairs."""
+def _device(
+    name: str | None, items: list[tuple[str, str]], locate: Locate, prefix: str, log: ParseProblems | None = None
+) -> IbDevice:
+    """One device from ``(path relative to the device directory, contents)`` pairs; with a lenient ``log`` a file
+    that cannot be read costs that value only."""
+    log = log if log is not None else ParseProblems.strict(prefix or "<input>")
     strings: dict[str, str | None] = {}
     ports: dict[int, _Port] = {}
     for rel, content in items:
@@ -179,24 +183,29 @@ def _device(name: str | None, items: list[tuple[str, str]], locate: Locate, pref
         if len(parts) < 3 or parts[0] != "ports" or not _NUM.match(parts[1]):
             continue
         acc = ports.setdefault(int(parts[1]), _Port())
-        if len(parts) == 3 and parts[2] in PORT_STRINGS:
-            if not value:
-                where = locate(prefix + rel)
-                raise ParseError(where[0], f"expected a value in {parts[2]}, got an empty file", line=where[1])
-            acc.strings[parts[2]] = value
-        elif len(parts) == 4 and parts[2] in ("hw_counters", "counters") and _NAME.match(parts[3]):
-            if value == NO_PMA:
-                continue
-            count = _number(value, locate(prefix + rel), f"an unsigned integer in {parts[2]}/{parts[3]}")
-            if parts[2] == "counters":
-                acc.pma[parts[3]] = count
-            elif parts[3] == LIFESPAN:
-                acc.lifespan = count
-            else:
-                acc.hw[parts[3]] = count
+        with log.skipping(f"{prefix}{rel.strip('/')}"):
+            _port_file(acc, parts, value, locate(prefix + rel))
     built = tuple(_build_port(n, ports[n], locate, f"{prefix}ports/{n}/") for n in sorted(ports))
     built = tuple(p for p in built if p != _empty_port(p.port))
     return IbDevice(name, strings.get("fw_ver"), strings.get("board_id"), strings.get("hca_type"), built)
+
+
+def _port_file(acc: _Port, parts: list[str], value: str, where: tuple[str, int]) -> None:
+    """One file under ``ports/<p>/`` into the port's accumulator (nothing stored when it cannot be read)."""
+    if len(parts) == 3 and parts[2] in PORT_STRINGS:
+        if not value:
+            raise ParseError(where[0], f"expected a value in {parts[2]}, got an empty file", line=where[1])
+        acc.strings[parts[2]] = value
+    elif len(parts) == 4 and parts[2] in ("hw_counters", "counters") and _NAME.match(parts[3]):
+        if value == NO_PMA:
+            return
+        count = _number(value, where, f"an unsigned integer in {parts[2]}/{parts[3]}")
+        if parts[2] == "counters":
+            acc.pma[parts[3]] = count
+        elif parts[3] == LIFESPAN:
+            acc.lifespan = count
+        else:
+            acc.hw[parts[3]] = count
 
 
 def _empty_port(number: int) -> IbPort:
@@ -207,12 +216,14 @@ def _is_device_layout(paths: list[str]) -> bool:
     return any(p.strip("/").split("/")[0] in _DEVICE_ENTRIES for p in paths)
 
 
-def _read(files: Mapping[str, str], locate: Locate, source: str, layout: str) -> HwCounters:
+def _read(
+    files: Mapping[str, str], locate: Locate, source: str, layout: str, log: ParseProblems | None = None
+) -> HwCounters:
     paths = list(files)
     if layout == "auto":
         layout = "device" if _is_device_layout(paths) else "class"
     if layout == "device":
-        device = _device(None, [(p, files[p]) for p in paths], locate, "")
+        device = _device(None, [(p, files[p]) for p in paths], locate, "", log)
         if device == IbDevice(None, None, None, None, ()):
             raise ParseError(source, "expected fw_ver, board_id, hca_type or ports/<p>/... files", line=1)
         return HwCounters((device,))
@@ -223,7 +234,7 @@ def _read(files: Mapping[str, str], locate: Locate, source: str, layout: str) ->
             groups.setdefault(name, []).append((rel, files[path]))
     if not groups:
         raise ParseError(source, "expected <device>/ports/<p>/... files of /sys/class/infiniband", line=1)
-    devices = [_device(name, items, locate, f"{name}/") for name, items in groups.items()]
+    devices = [_device(name, items, locate, f"{name}/", log) for name, items in groups.items()]
     return HwCounters(tuple(sorted(devices, key=lambda d: _natural(d.name))))
 
 
@@ -231,9 +242,10 @@ def _tree_locator(source: str) -> Locate:
     return lambda rel: (f"{source}/{rel}", 1)
 
 
-def parse_tree(files: Mapping[str, str], source: str = "<input>") -> HwCounters:
-    """Read one ``/sys/class/infiniband/<dev>/`` directory, or the whole class directory."""
-    return _read(files, _tree_locator(source), source, "auto")
+def parse_tree(files: Mapping[str, str], source: str = "<input>", problems: ParseProblems | None = None) -> HwCounters:
+    """Read one ``/sys/class/infiniband/<dev>/`` directory, or the whole class directory; with a lenient
+    ``problems`` a file that cannot be read costs its value only (the problem names the file)."""
+    return _read(files, _tree_locator(source), source, "auto", problems)
 
 
 def parse_class_tree(files: Mapping[str, str], source: str = "<input>") -> HwCounters:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["MODES", "MODE_FILE", "TOS_FILE", "RoceDefaults", "RoceTos", "dump", "dump_tree", "parse", "parse_tree"]
 
@@ -67,7 +67,10 @@ def _mode(value: str, where: str, line: int) -> str:
     return value
 
 
-def _read(files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: str) -> RoceTos:
+def _read(
+    files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: str, log: ParseProblems | None = None
+) -> RoceTos:
+    log = log if log is not None else ParseProblems.strict(source)
     ports: dict[int, dict[str, int | str]] = {}
     for rel, content in files.items():
         m = _PATH.match(rel.strip("/"))
@@ -75,8 +78,11 @@ def _read(files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: 
             continue
         where, line = locate.get(rel, (f"{source}/{rel}", 1))
         value = content.strip()
-        entry = ports.setdefault(int(m[1]), {})
-        entry[m[2]] = _tos(value, where, line) if m[2] == TOS_FILE else _mode(value, where, line)
+        with log.skipping(rel.strip("/")):  # a file that cannot be read leaves that default unknown
+            read = _tos(value, where, line) if m[2] == TOS_FILE else _mode(value, where, line)
+            ports.setdefault(int(m[1]), {})[m[2]] = read
+    if not ports and log.problems:
+        raise log.problems[0].error()
     if not ports:
         raise ParseError(source, "expected ports/<p>/default_roce_tos or ports/<p>/default_roce_mode", line=1)
     out = []
@@ -86,9 +92,10 @@ def _read(files: Mapping[str, str], locate: dict[str, tuple[str, int]], source: 
     return RoceTos(tuple(out))
 
 
-def parse_tree(files: Mapping[str, str], source: str = "<input>") -> RoceTos:
-    """Read ``rdma_cm/<dev>/`` from ``{relative path: contents}``."""
-    return _read(files, {}, source)
+def parse_tree(files: Mapping[str, str], source: str = "<input>", problems: ParseProblems | None = None) -> RoceTos:
+    """Read ``rdma_cm/<dev>/`` from ``{relative path: contents}``; with a lenient ``problems`` a file that cannot
+    be read costs that value only."""
+    return _read(files, {}, source, problems)
 
 
 def parse(text: str, source: str = "<input>") -> RoceTos:
