@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,20 @@ def token_for(db: Path, role: str = "viewer") -> str:
         timeout=120,
     )
     return made.stdout.strip()
+
+
+@contextmanager
+def serving(work: Path, bundle: Path) -> Iterator[tuple[str, str, Path]]:
+    """A real ``unifab serve`` of ``bundle`` on a free port, its store in ``work``: (url, a viewer token, db)."""
+    db = work / "serve.db"
+    token = token_for(db)
+    port = free_port()
+    server = Process(["serve", "--db", str(db), "--bundle", str(bundle), "--port", str(port)], work / "log", port)
+    try:
+        server.wait_healthy()
+        yield server.url, token, db
+    finally:
+        server.stop()
 
 
 class Process:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.serve.conftest import Process, free_port, token_for
+from tests.serve.conftest import serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -33,16 +33,8 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, small_twin: Path) -> Iterator[Served]:
-    work = tmp_path_factory.mktemp("served")
-    db = work / "serve.db"
-    token = token_for(db)
-    port = free_port()
-    server = Process(["serve", "--db", str(db), "--bundle", str(small_twin), "--port", str(port)], work / "log", port)
-    try:
-        server.wait_healthy()
-        yield Served(server.url, token, db)
-    finally:
-        server.stop()
+    with serving(tmp_path_factory.mktemp("served"), small_twin) as (url, token, db):
+        yield Served(url, token, db)
 
 
 def test_the_served_api_and_headers(served: Served, twin_counts: dict[str, int]) -> None:

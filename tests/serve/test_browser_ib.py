@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.serve.conftest import Process, free_port, token_for
+from tests.serve.conftest import serving
 from tests.serve.test_browser import CHROMIUM, need_chromium
 
 IB_SCENARIOS = ("ib-second-master", "ib-mtu", "ib-missing-cable", "ib-port-errors")
@@ -35,15 +35,8 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     work = tmp_path_factory.mktemp("served-mixed")
     bundle = work / "bundle"
     generate(bundle, gpus=64, seed=5, scenarios=(*IB_SCENARIOS, "mtu-mismatch"), fabric="mixed")
-    db = work / "serve.db"
-    token = token_for(db)
-    port = free_port()
-    server = Process(["serve", "--db", str(db), "--bundle", str(bundle), "--port", str(port)], work / "log", port)
-    try:
-        server.wait_healthy()
-        yield Served(server.url, token, bundle)
-    finally:
-        server.stop()
+    with serving(work, bundle) as (url, token, _db):
+        yield Served(url, token, bundle)
 
 
 def library_fabrics(bundle: Path) -> dict[str, str]:
