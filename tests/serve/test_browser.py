@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +25,13 @@ def need_chromium() -> None:
         if os.environ.get("UNIFAB_REQUIRE_SERVICES") == "1":
             pytest.fail(f"{CHROMIUM} not found (apt-get install chromium)")
         pytest.skip(f"{CHROMIUM} not found")
+
+
+def launch(playwright: Any) -> Any:
+    """The system Chromium, headless, as every browser test here drives it."""
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    )
 
 
 class Served:
@@ -60,9 +68,7 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
     summary = httpx.get(f"{served.url}/api/v1/summary", headers=auth).json()
     critical = summary["findings"]["by_severity"]["critical"]
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             errors: list[str] = []
@@ -115,9 +121,7 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path
 
     url = served.url
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
+        browser = launch(p)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.serve.conftest import serving
-from tests.serve.test_browser import CHROMIUM, need_chromium
+from tests.serve.test_browser import launch, need_chromium
 
 IB_SCENARIOS = ("ib-second-master", "ib-mtu", "ib-missing-cable", "ib-port-errors")
 
@@ -80,9 +80,7 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
 
     summary = mixed.get("/api/v1/summary")
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             errors: list[str] = []
