@@ -120,7 +120,8 @@ def test_a_refused_token_is_reported_and_a_rotated_one_is_used(
         wait_for("a 403", lambda: "may not send this (403)" in log.read_text(), log)
         token_file.write_text(other + "\n")  # rotated: read again on the next attempt
         wait_for("the push", lambda: events(log.read_text(), "pushed"), log)
-        assert events(log.read_text(), "heartbeat")
+        # the heartbeat follows the push in the same cycle: wait for it rather than race the agent's next write
+        wait_for("the heartbeat", lambda: events(log.read_text(), "heartbeat"), log)
         assert controller.all("/api/v1/agents", "viewer")[0]["host"] == "gpu001"
     finally:
         proc.send_signal(signal.SIGINT)
