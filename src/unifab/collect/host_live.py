@@ -421,13 +421,15 @@ class _Collector:
 
     def collect(self) -> list[str]:
         started = _now()
-        commands = (self.lldp if cmd.path == layout.LLDPCLI else cmd for cmd in HOST_COMMANDS)
-        outputs = {cmd.path: self.command(cmd) for cmd in commands}
+        # The RDMA devices' sysfs state first: reading it never waits on a tool, so a port found down still
+        # blocks the gate when a hanging command (lldpcli, show_gids) later eats the deadline.
         devices = self.rdma_devices()
-        netdevs = self.rdma_netdevs(devices, outputs.get(layout.IBDEV2NETDEV))
         drivers: set[str] = set()
         for dev in devices:
             drivers.update(self.rdma_device(dev))
+        commands = (self.lldp if cmd.path == layout.LLDPCLI else cmd for cmd in HOST_COMMANDS)
+        outputs = {cmd.path: self.command(cmd) for cmd in commands}
+        netdevs = self.rdma_netdevs(devices, outputs.get(layout.IBDEV2NETDEV))
         for netdev, dev in sorted(netdevs.items()):
             self.copy(f"{layout.SYS_NET}/{netdev}/mtu", required=True)
             self.copy_dir(f"{layout.SYS_NET}/{netdev}/ecn")
