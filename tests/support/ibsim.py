@@ -141,20 +141,33 @@ class IbSim:
         self.run(["opensm", "-o", "-f", str(self.workdir / "osm" / "opensm-once.log")], timeout=60)
 
     def start_sm(self) -> None:
-        """A running opensm (sminfo needs a live SM); stopped with the fabric."""
+        """A running opensm (sminfo needs a live SM) whose first sweep is done; stopped with the fabric.
+
+        ``SMINFO_MASTER`` comes as soon as opensm enters the master state, before its first sweep has
+        finished and the SA answers path queries; ``ibqueryerrors`` run in that window has been seen to
+        crash (SIGSEGV) under load, so the wait also needs opensm's ``SUBNET UP`` (``-d2`` flushes its log per message).
+        """
         log = self.workdir / "osm" / "opensm.log"
         with (self.workdir / "osm" / "opensm.out").open("wb") as out:
-            self.sm = subprocess.Popen(["opensm", "-f", str(log)], env=self.env(), stdout=out, stderr=subprocess.STDOUT)
+            self.sm = subprocess.Popen(
+                ["opensm", "-d2", "-f", str(log)], env=self.env(), stdout=out, stderr=subprocess.STDOUT
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             done = subprocess.run(
                 ["sminfo"], check=False, env=self.env(), capture_output=True, timeout=10, cwd=self.workdir
             )
-            if done.returncode == 0 and b"SMINFO_MASTER" in done.stdout:
+            if done.returncode == 0 and b"SMINFO_MASTER" in done.stdout and self._subnet_up():
                 return
             if self.sm.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"opensm did not become master: {log.read_text(errors='replace')[-2000:]}", pytrace=False)
             time.sleep(0.2)
+
+    def _subnet_up(self) -> bool:
+        osm = self.workdir / "osm"
+        return any(
+            b"SUBNET UP" in path.read_bytes() for path in (osm / "opensm.out", osm / "opensm.log") if path.is_file()
+        )
 
     def console(self, command: str) -> None:
         """Type ``command`` at ibsim's console and wait until ibsim has read it (its next ``sim>`` prompt)."""
