@@ -28,6 +28,19 @@ def _samples_dir() -> Path:
 SAMPLES = _samples_dir()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_record_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point the default record cache (``check`` on > 256 devices) at this session's temp dir, so no
+    test writes the user's ``~/.cache``; tests of the cache pass ``--cache DIR`` or set the variable."""
+    old = os.environ.get("UNIFAB_CACHE_DIR")
+    os.environ["UNIFAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("record-cache"))
+    yield
+    if old is None:
+        os.environ.pop("UNIFAB_CACHE_DIR", None)
+    else:
+        os.environ["UNIFAB_CACHE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """The real-output corpus (``tests/data/samples``); tests fail, never skip, when it is absent."""

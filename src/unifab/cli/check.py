@@ -19,13 +19,57 @@ from unifab.cli.common import (
     exit_code,
     fail,
     load_fabric,
+    printable,
 )
 from unifab.cli.serve import PushOption, TokenFileOption, push_or_fail, push_token
 
 if TYPE_CHECKING:
+    from unifab.collect.record_cache import RecordCache
     from unifab.model import Fabric, Finding
 
-__all__ = ["check", "list_checks", "write_report"]
+__all__ = ["check", "list_checks", "record_cache", "write_report"]
+
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        metavar="DIR",
+        help="Keep parsed device records in DIR and reuse those whose files are unchanged (default: on for "
+        "bundles of more than 256 devices, in $UNIFAB_CACHE_DIR or ~/.cache/unifab/records).",
+    ),
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Parse every file; neither read nor write a cache.")]
+
+
+def record_cache(bundle: Path, directory: Path | None, off: bool) -> RecordCache | None:
+    """The parsed-record cache a check reads through (docs/architecture.md, Performance).
+
+    ``--cache DIR``: that directory, whatever the bundle's size (one it cannot use is a usage error). Else the
+    default: ``UNIFAB_CACHE_DIR`` (``off`` for none) or ``${XDG_CACHE_HOME:-~/.cache}/unifab/records``, for a
+    bundle of more than :data:`~unifab.collect.parallel.POOL_MIN_DEVICES` devices only (below it a read is
+    quick and the cache would only fill a disk); a default directory it cannot use is a warning, not a
+    failure. ``--no-cache``: none."""
+    from unifab.collect.record_cache import CacheDirError, RecordCache, default_cache_dir
+
+    if off:
+        if directory is not None:
+            fail("--cache and --no-cache do not combine")
+        return None
+    explicit = directory is not None
+    if directory is None:
+        from unifab.collect.bundle import count_devices
+        from unifab.collect.parallel import POOL_MIN_DEVICES
+
+        directory = default_cache_dir()
+        if directory is None or not bundle.is_dir() or count_devices(bundle) <= POOL_MIN_DEVICES:  # tar: no cache
+            return None
+    try:
+        return RecordCache.open(directory)
+    except CacheDirError as exc:
+        if explicit:
+            fail(f"--cache {directory}: {exc.strerror}")
+        sys.stderr.write(printable(f"unifab: warning: record cache not used: {directory}: {exc.strerror}") + "\n")
+        return None
 
 
 def write_report(path: Path, bundle: Path, fabric: Fabric, findings: list[Finding]) -> None:
@@ -63,6 +107,8 @@ def check(
     quiet: QuietOption = False,
     push: PushOption = None,
     token_file: TokenFileOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Run every check on a bundle and report the findings.
 
@@ -73,6 +119,8 @@ def check(
     Example: unifab check ./bundle --watch   (Ctrl-C stops; --format json prints one line per change)
 
     Example: UNIFAB_TOKEN=... unifab check ./bundle --push http://unifab.example:8080   (and store it there)
+
+    Example: unifab check ./bundle --cache ~/.cache/unifab/records   (a second check of unchanged files is quick)
     """
     from unifab.checks.registry import registry
     from unifab.checks.runner import run_checks
@@ -84,6 +132,8 @@ def check(
             fail("--watch does not combine with --push (unifab agent pushes continuously)")
         if only or job or html:
             fail("--watch re-checks the whole bundle; it does not combine with --check, --job or --html")
+        if cache is not None:
+            fail("--watch does not combine with --cache (its session keeps the parsed records in memory)")
         from unifab.cli.watch import watch as watch_bundle
 
         try:
@@ -96,7 +146,7 @@ def check(
         unknown = [c for c in only if c not in known]
         if unknown:
             fail(f"unknown check id {unknown[0]!r}; known: {', '.join(known)}")
-    fabric = load_fabric(bundle, quiet=quiet)
+    fabric = load_fabric(bundle, quiet=quiet, cache=record_cache(bundle, cache, no_cache))
     try:
         findings = run_checks(fabric, only=set(only) if only else None, job=job)
     except UsageError as exc:

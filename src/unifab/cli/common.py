@@ -32,6 +32,7 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from unifab.collect.record_cache import RecordCache
     from unifab.model import Fabric, Finding
 
 __all__ = [
@@ -279,13 +280,14 @@ def progress(label: str, total: int, *, unit: str = "devices", quiet: bool = Fal
         yield lambda n: bar.advance(task, n)
 
 
-def load_fabric(bundle: Path, *, quiet: bool = False) -> Fabric:
+def load_fabric(bundle: Path, *, quiet: bool = False, cache: RecordCache | None = None) -> Fabric:
     """Read a bundle with progress; an unusable bundle is an input error (exit 2).
 
     Unusable: not a bundle, a bundle with no device, or one where no device had anything readable (every
     file missing or unreadable): checking nothing must not pass as "no findings". What the directory source
     refused without a reader seeing it (a directory that cannot be listed) is an INPUT-UNREADABLE finding of
-    :func:`~unifab.collect.bundle.load_bundle`.
+    :func:`~unifab.collect.bundle.load_bundle`. ``cache``: the parsed-record cache to read through (``unifab
+    check``; :mod:`unifab.collect.record_cache`).
     """
     from unifab.collect.bundle import count_devices, load_bundle
     from unifab.errors import UnifabError
@@ -298,7 +300,7 @@ def load_fabric(bundle: Path, *, quiet: bool = False) -> Fabric:
             fabric = load_bundle(root)
         else:
             with progress(f"reading {bundle}", total, quiet=quiet) as advance:
-                fabric = load_bundle(root, progress=lambda _phase, n: advance(n))
+                fabric = load_bundle(root, progress=lambda _phase, n: advance(n), cache=cache)
     except ValueError as exc:  # an archive that is not one
         fail(str(exc))
     except UnifabError as exc:

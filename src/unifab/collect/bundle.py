@@ -19,8 +19,9 @@ import orjson
 
 from unifab import layout
 from unifab.collect.host import load_host
-from unifab.collect.parallel import Reader, collect_young, gc_paused, pool_workers, read_devices
+from unifab.collect.parallel import Reader, cache_use, collect_young, gc_paused, pool_workers, read_devices
 from unifab.collect.problems import MAX_REASON, Problems
+from unifab.collect.record_cache import CacheStats, RecordCache
 from unifab.errors import BundleError
 from unifab.model import Endpoint, Fabric, Finding, Host, Link, Severity, Switch, VersionRule
 from unifab.parse.plan import cabling
@@ -58,13 +59,17 @@ def load_bundle(
     *,
     workers: int | None = None,
     pool_min_devices: int | None = None,
+    cache: RecordCache | None = None,
+    cache_stats: CacheStats | None = None,
 ) -> Fabric:
     """Assemble a fabric from a bundle (a directory, an archive or any :class:`~unifab.sources.Source`).
 
     A bundle of more than ``pool_min_devices`` devices (default :data:`~unifab.collect.parallel.POOL_MIN_DEVICES`)
     is read on ``workers`` processes (default: ``UNIFAB_LOAD_WORKERS``, else every usable core; 1 is serial),
-    with the same result as the serial read (:mod:`unifab.collect.parallel`). Raises :class:`BundleError` if it
-    is not a bundle.
+    with the same result as the serial read (:mod:`unifab.collect.parallel`). With ``cache`` (a directory
+    bundle only; :mod:`unifab.collect.record_cache`) each unchanged device directory is taken from it, with the
+    same result again; ``cache_stats`` counts what the cache did. Raises :class:`BundleError` if it is not a
+    bundle.
     """
     try:
         root = as_source_path(location)
@@ -84,7 +89,18 @@ def load_bundle(
     switch_dirs = list(_subdirs(root / layout.SWITCHES))
     pool = pool_workers(len(host_dirs) + len(switch_dirs), workers, pool_min_devices)
     with gc_paused():
-        _read_devices(root, host_dirs, switch_dirs, pool, fabric, problems, host_links, switch_links, progress)
+        _read_devices(
+            root,
+            host_dirs,
+            switch_dirs,
+            pool,
+            fabric,
+            problems,
+            (host_links, switch_links),
+            progress,
+            cache,
+            cache_stats,
+        )
     if (root / layout.IB_DIR).is_dir():
         from unifab.collect.ib import load_ib
 
@@ -115,14 +131,21 @@ def _read_devices(
     pool: int,
     fabric: Fabric,
     problems: Problems,
-    host_links: list[Link],
-    switch_links: list[Link],
+    gathered: tuple[list[Link], list[Link]],
     progress: ProgressHook | None,
+    cache: RecordCache | None = None,
+    cache_stats: CacheStats | None = None,
 ) -> None:
-    """Every host and switch directory into ``fabric``: on ``pool`` processes (more than 1), else serially."""
-    if pool > 1:
+    """Every host and switch directory into ``fabric``: on ``pool`` processes (more than 1), else serially;
+    through the record cache when there is one (then per device, as the pool reads, even on one process)."""
+    host_links, switch_links = gathered
+    if cache is not None and cache_use(root, cache) is None:
+        cache = None  # not a directory: nothing to stat, nothing cached
+    if pool > 1 or cache is not None:
         jobs = [("host", d) for d in host_dirs] + [("switch", d) for d in switch_dirs]
-        for read in read_devices(root, jobs, _READERS, pool, progress):
+        stats = cache_stats if cache_stats is not None else CacheStats()
+        reads = read_devices(root, jobs, _READERS, pool, progress, cache=cache, cache_stats=stats)
+        for read in reads:
             problems.findings.extend(read.findings)
             refused = getattr(root.source, "refused", None)
             if refused is not None:
@@ -137,6 +160,8 @@ def _read_devices(
                     read_switch = cast(Switch, read.device)
                     fabric.switches[read_switch.name] = read_switch
                 switch_links.extend(read.links)
+        if cache is not None and stats.stored:
+            stats.evicted += cache.evict()
     else:
         for host_dir in host_dirs:
             with batched(root.source):  # each of its directories listed once (unifab.sources.DirectorySource)
@@ -468,13 +493,14 @@ def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
     return list(merged.values())
 
 
-# what the pool's workers read each kind of device directory with (module-level functions: picklable)
-_READERS: dict[str, Reader] = {"host": load_host, "switch": _load_switch}
-
-
 def load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
     """One switch directory exactly as :func:`load_bundle` reads it (to re-read a single device)."""
     return _load_switch(switch_dir, problems)
+
+
+# what the pool's workers read each kind of device directory with (module-level functions: picklable); the
+# incremental session reads with the same two, so the record cache's entries serve both
+_READERS: dict[str, Reader] = {"host": load_host, "switch": load_switch}
 
 
 def load_plan(plan_dir: SourcePath, problems: Problems) -> list[Link]:

@@ -13,6 +13,12 @@ A bad file in a device stays that device's ``INPUT-*`` finding (the readers catc
 would in the parent). Anything else going wrong with a chunk of devices in the pool (a worker killed, a result
 that cannot be sent back) is no verdict on the devices: the parent reads that chunk itself, serially, so the
 outcome is always the serial outcome.
+
+With a :class:`~unifab.collect.record_cache.RecordCache` (directory sources only), each device is first looked up
+by its files' stamps (:func:`~unifab.collect.record_cache.device_key`, in the worker, so the ``stat`` calls are
+spread over the cores too); an unchanged device comes back as its stored pickle, which only the parent loads.
+A changed one is read as above, and its read pickled once: for the entry and for the way back to the parent.
+The same happens in-process when ``workers`` is 1.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -27,14 +34,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from unifab.collect.problems import Problems
+from unifab.collect.record_cache import CacheStats, RecordCache, device_key, dumps
 from unifab.model import Finding, Link
-from unifab.sources import SourcePath, batched
+from unifab.sources import DirectorySource, SourcePath, batched
 
 __all__ = [
     "POOL_MIN_DEVICES",
     "WORKERS_ENV",
     "DeviceRead",
     "Reader",
+    "cache_use",
     "collect_young",
     "gc_paused",
     "pool_workers",
@@ -119,14 +128,31 @@ class _Worker:
 
     root: SourcePath | None = None
     readers: Mapping[str, Reader] | None = None
+    cache: _CacheUse | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _CacheUse:
+    """The cache and the bundle's identity in it (computed once in the parent)."""
+
+    cache: RecordCache
+    bundle_dir: str
+    bundle_real: str
+    label: str
+    max_file_bytes: int
 
 
 _WORKER = _Worker()
 
+# what a device's read comes back as: its DeviceRead, or (with the cache) its pickle and what the cache did
+_Result = tuple[str, DeviceRead | bytes]
+_HIT, _STORED, _MISSED, _BYPASSED = "hits", "stored", "missed", "bypassed"
 
-def _init_worker(root: SourcePath, readers: Mapping[str, Reader]) -> None:
+
+def _init_worker(root: SourcePath, readers: Mapping[str, Reader], cache: _CacheUse | None = None) -> None:
     _WORKER.root = root
     _WORKER.readers = readers
+    _WORKER.cache = cache
 
 
 def _read_one(root: SourcePath, readers: Mapping[str, Reader], kind: str, rel: str) -> DeviceRead:
@@ -147,15 +173,69 @@ def _read_one(root: SourcePath, readers: Mapping[str, Reader], kind: str, rel: s
     return DeviceRead(kind, device_dir.name, device, links, problems.findings, mine)
 
 
-def _read_chunk(chunk: Sequence[tuple[str, str]]) -> list[DeviceRead]:
-    root, readers = _WORKER.root, _WORKER.readers
+def _entry_kind(kind: str, readers: Mapping[str, Reader]) -> str:
+    """The kind of device and the reader that reads it, as the cache tells entries apart."""
+    reader = readers[kind]
+    return f"{kind}:{getattr(reader, '__module__', '?')}.{getattr(reader, '__qualname__', '?')}"
+
+
+def _read_cached(root: SourcePath, readers: Mapping[str, Reader], use: _CacheUse, kind: str, rel: str) -> _Result:
+    """One device through the cache: its stored pickle when its files are unchanged, else read (and stored)."""
+    key = device_key(use.bundle_dir, rel)
+    if key is None:
+        return _BYPASSED, _read_one(root, readers, kind, rel)
+    entry_kind = f"{_entry_kind(kind, readers)}:{use.max_file_bytes}"
+    payload = use.cache.lookup(use.bundle_real, use.label, entry_kind, rel, key)
+    if payload is not None:
+        return _HIT, payload
+    payload = dumps(_read_one(root, readers, kind, rel))
+    stored = use.cache.store(use.bundle_real, use.label, entry_kind, rel, key, payload)
+    return (_STORED if stored else _MISSED), payload
+
+
+def _read_any(root: SourcePath, readers: Mapping[str, Reader], use: _CacheUse | None, kind: str, rel: str) -> _Result:
+    if use is None:
+        return _BYPASSED, _read_one(root, readers, kind, rel)
+    return _read_cached(root, readers, use, kind, rel)
+
+
+def _read_chunk(chunk: Sequence[tuple[str, str]]) -> list[_Result]:
+    root, readers, use = _WORKER.root, _WORKER.readers, _WORKER.cache
     assert root is not None and readers is not None, "worker not initialised"
     reads = []
     with gc_paused():
         for kind, rel in chunk:
-            reads.append(_read_one(root, readers, kind, rel))
+            reads.append(_read_any(root, readers, use, kind, rel))
             collect_young()
     return reads
+
+
+def _loaded(
+    root: SourcePath, readers: Mapping[str, Reader], kind: str, rel: str, result: _Result, stats: CacheStats | None
+) -> DeviceRead:
+    """The parent's :class:`DeviceRead` of one result: a pickle is loaded, and a pickle that does not load into
+    this device's read (it passed its entry's checks, so this is a bug's trace, not a change) is read afresh."""
+    state, value = result
+    if isinstance(value, bytes):
+        try:
+            read = pickle.loads(value)
+        except Exception:  # any failure to load is a miss, never a traceback
+            read = None
+        if not isinstance(read, DeviceRead) or read.kind != kind or read.name != rel.rpartition("/")[2]:
+            state, read = _MISSED, _read_one(root, readers, kind, rel)
+        value = read
+    if stats is not None:
+        setattr(stats, state, getattr(stats, state) + 1)
+    return value
+
+
+def cache_use(root: SourcePath, cache: RecordCache | None) -> _CacheUse | None:
+    """How ``cache`` serves the bundle at ``root``: ``None`` (no cache) unless it is a directory source."""
+    source = root.source
+    if cache is None or not isinstance(source, DirectorySource) or root.rel:
+        return None
+    bundle_dir = str(source.root)
+    return _CacheUse(cache, bundle_dir, os.path.realpath(bundle_dir), source.label, source.max_file_bytes)
 
 
 # --- the parent side --------------------------------------------------------------------------------------
@@ -184,20 +264,35 @@ def read_devices(
     readers: Mapping[str, Reader],
     workers: int,
     progress: Callable[[str, int], None] | None = None,
+    *,
+    cache: RecordCache | None = None,
+    cache_stats: CacheStats | None = None,
 ) -> Iterator[DeviceRead]:
-    """Each ``(kind, device directory)`` of ``jobs`` read by ``readers[kind]`` in ``workers`` processes,
-    yielded in the order of ``jobs``. The caller merges the findings and refusals (see the module doc)."""
-    chunks = _chunks([(kind, path.rel) for kind, path in jobs], workers)
+    """Each ``(kind, device directory)`` of ``jobs`` read by ``readers[kind]`` in ``workers`` processes (in
+    this one when ``workers`` is 1), yielded in the order of ``jobs``, through ``cache`` when given (see the
+    module doc; ``cache_stats`` counts what it did). The caller merges the findings and refusals."""
+    use = cache_use(root, cache)
+    rels = [(kind, path.rel) for kind, path in jobs]
+    if workers <= 1:
+        for kind, rel in rels:
+            read = _loaded(root, readers, kind, rel, _read_any(root, readers, use, kind, rel), cache_stats)
+            collect_young()
+            yield read
+            if progress:
+                progress("hosts" if read.kind == "host" else "switches", 1)
+        return
+    chunks = _chunks(rels, workers)
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=_context(), initializer=_init_worker, initargs=(root, readers)
+        max_workers=workers, mp_context=_context(), initializer=_init_worker, initargs=(root, readers, use)
     ) as pool:
-        futures: list[Future[list[DeviceRead]]] = [pool.submit(_read_chunk, chunk) for chunk in chunks]
+        futures: list[Future[list[_Result]]] = [pool.submit(_read_chunk, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures, strict=True):
             try:
-                reads = future.result()
+                results = future.result()
             except Exception:  # a worker died or a result could not come back: read these here, serially
-                reads = [_read_one(root, readers, kind, rel) for kind, rel in chunk]
-            for read in reads:
+                results = [_read_any(root, readers, use, kind, rel) for kind, rel in chunk]
+            for (kind, rel), result in zip(chunk, results, strict=True):
+                read = _loaded(root, readers, kind, rel, result, cache_stats)
                 yield read
                 if progress:
                     progress("hosts" if read.kind == "host" else "switches", 1)
