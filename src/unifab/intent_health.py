@@ -13,6 +13,7 @@ holds only the schema, :func:`unifab.health.thresholds.from_intent` maps it onto
       down: {after_s: 300}
       nccl_error: {peers: 2}
       optics: {warnings: true}
+      ib_congestion: {share: 0.5, intervals: 3}
 
 Bounds keep a value meaningful (a share is in (0, 1], a window holds at least one 1 s sample, a count is at least
 1); unknown keys and bad values are reported by :func:`unifab.intent.parse_intent` with the file, line and key.
@@ -30,6 +31,7 @@ __all__ = [
     "EcnAbsentSpec",
     "ErrorWindowSpec",
     "HealthSpec",
+    "IbCongestionSpec",
     "LinkFlapSpec",
     "NcclErrorSpec",
     "OpticsSpec",
@@ -98,6 +100,14 @@ class OpticsSpec(_Spec):
     warnings: bool | None = None
 
 
+class IbCongestionSpec(_Spec):
+    """HEALTH-PFC-STORM on InfiniBand: a port's XmitWait share at least ``share`` in ``intervals`` consecutive
+    perfquery intervals (credit starvation); the slow receiver below the furthest-downstream such port is blamed."""
+
+    share: Share | None = None
+    intervals: Count | None = None
+
+
 class HealthSpec(_Spec):
     """The ``health`` section: one sub-section per detector (HEALTH-GPU-XID has no threshold: its catalog decides)."""
 
@@ -109,3 +119,4 @@ class HealthSpec(_Spec):
     down: DownSpec | None = None
     nccl_error: NcclErrorSpec | None = None
     optics: OpticsSpec | None = None
+    ib_congestion: IbCongestionSpec | None = None

@@ -25,10 +25,14 @@ def test_health_reads_the_perfquery_rounds_of_a_bundle(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     assert doc["summary"]["series"] > 0 and doc["problems"] == []
-    # LinkDownedCounter 3 -> 9 in a minute on leaf-r1 port 2 (the stored rounds): that port flaps, alone
+    # LinkDownedCounter 3 -> 9 in a minute on leaf-r1 port 2 (the stored rounds), and its peer dgx-002 mlx5_1
+    # retrained 5 times meanwhile (LinkErrorRecoveryCounter 250 -> 255, saturated): both ends, the cable
     (incident,) = doc["incidents"]
-    assert incident["root_cause"] == {"kind": "port", "id": "port:ib-leaf-r1:2"}
-    assert {s["detector"] for s in incident["symptoms"]} == {"HEALTH-LINK-FLAP"}
+    assert incident["root_cause"] == {"kind": "link", "id": "link:dgx-002:mlx5_1--ib-leaf-r1:2"}
+    assert {(s["detector"], s["counter"]) for s in incident["symptoms"]} == {
+        ("HEALTH-LINK-FLAP", "link_down"),
+        ("HEALTH-FEC", "link_error_recovery"),
+    }
 
 
 def test_health_names_the_ib_rounds_when_a_bundle_has_no_counters(tmp_path: Path) -> None:

@@ -54,6 +54,13 @@ def twin_generate(
             ),
         ),
     ] = 0,
+    telemetry: Annotated[
+        str,
+        typer.Option(
+            help="How --faults timelines are written: openmetrics (telemetry/*.om), rounds (successive counter"
+            " snapshots in telemetry/rounds/<unix time>/), or both."
+        ),
+    ] = "openmetrics",
     quiet: QuietOption = False,
 ) -> None:
     """Write a synthetic rail-optimized RoCE cluster as a bundle, with truth.json.
@@ -69,12 +76,20 @@ def twin_generate(
     Example: unifab twin generate --gpus 256 --out ./b5 --fabric ib --scenario ib-second-master
 
     Example: unifab twin generate --gpus 256 --out ./b6 --version-skew 3   (then: unifab fleet versions ./b6)
+
+    Example: unifab twin generate --gpus 128 --out ./b7 --faults 3 --switch-os eos --telemetry rounds
     """
     from unifab.errors import UnifabError
     from unifab.twin.cluster import device_count
     from unifab.twin.generate import generate
     from unifab.twin.rail_template import check_gpus
 
+    if telemetry not in ("openmetrics", "rounds", "both"):
+        fail(f"--telemetry {telemetry!r}: expected openmetrics, rounds or both")
+    if telemetry != "openmetrics" and not faults:
+        fail(f"--telemetry {telemetry}: only with --faults (there is no telemetry to write)")
+    telemetry_dir = out / "telemetry"
+    before = set(telemetry_dir.glob("*.om")) if telemetry_dir.is_dir() else set()
     try:
         check_gpus(gpus)
         with progress(f"writing {out}", device_count(gpus, su_hosts), quiet=quiet) as advance:
@@ -92,6 +107,13 @@ def twin_generate(
                 fabric=fabric,
                 version_skew=version_skew,
             )
+        if telemetry != "openmetrics":
+            from unifab.twin.telemetry_rounds import write_rounds
+
+            write_rounds(out)
+            if telemetry == "rounds":  # only the .om files this run wrote
+                for path in set(telemetry_dir.glob("*.om")) - before:
+                    path.unlink()
     except UnifabError as exc:
         fail(str(exc))
     skipped = result.truth.get("skipped", [])
@@ -99,7 +121,12 @@ def twin_generate(
     console().print(
         f"wrote {result.root}: {plural(result.hosts, 'host')}, {plural(result.switches, 'switch', 'switches')}, "
         f"{plural(injected, 'injected misconfiguration')}"
-        + (f", {plural(len(result.truth['faults']), 'fault')} in telemetry/" if faults else "")
+        + (
+            f", {plural(len(result.truth['faults']), 'fault')} in telemetry/"
+            + ("rounds/" if telemetry == "rounds" else "")
+            if faults
+            else ""
+        )
         + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
     )
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from unifab.health.detect_ib import ib_congestion
 from unifab.health.series import Interval, Series, SeriesStore, changes, intervals
-from unifab.model import Endpoint
+from unifab.health.symptom import Symptom, Thresholds
 
 __all__ = [
     "DETECTORS",
@@ -44,7 +45,11 @@ SWITCH_DOWN = "HEALTH-SWITCH-DOWN"
 NCCL_ERROR = "HEALTH-NCCL-ERROR"
 
 FLAP_COUNTERS = ("carrier_changes", "link_down")
-FEC_COUNTERS = ("fec_uncorrectable", "symbol_errors", "crc_errors")
+FEC_COUNTERS = ("fec_uncorrectable", "symbol_errors", "crc_errors", "rcv_errors", "link_error_recovery")
+# InfiniBand's LinkErrorRecoveryCounter counts retrains (the link recovered without going down): each one is an
+# event like a flap, not one of many bit errors, so it is judged with the flap thresholds (HEALTH-FEC: a marginal
+# link). PortRcvRemotePhysicalErrors is not judged: the packet was marked bad upstream, another link's fault.
+RECOVERY_COUNTERS = ("link_error_recovery",)
 DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err")
 PAUSE_COUNTERS = ("pause_tx_us",)
 
@@ -52,7 +57,10 @@ DETECTORS = {
     LINK_FLAP: "the link went down and up repeatedly (carrier changes, link-down counts)",
     FEC: "errors FEC could not correct (uncorrectable FEC blocks, symbol or CRC errors), interval after interval",
     LOSSLESS_DROPS: "RoCE packets lost on a lossless class (out-of-sequence, packet sequence errors, ACK timeouts)",
-    PFC_STORM: "the end sent PFC pause most of the time (its receive path is stuck and stalls its peer)",
+    PFC_STORM: (
+        "the end's receive path is stuck and stalls its peer: it sent PFC pause most of the time (Ethernet), or its"
+        " InfiniBand peer waited for credits (XmitWait) interval after interval, the end furthest downstream"
+    ),
     OPTICS: "a transceiver's DOM (rx/tx power, bias, temperature, voltage) beyond its own alarm or warning levels",
     ECN_ABSENT: "a NIC paused by PFC again and again with no ECN mark or CNP: congestion control is not working",
     GPU_XID: "a GPU logged an Xid the vendor's catalog treats as a hardware or driver fault",
@@ -60,60 +68,6 @@ DETECTORS = {
     SWITCH_DOWN: "a switch went silent or lost every link at once, while the rest reports",
     NCCL_ERROR: "NCCL work requests failed (completion errors) between NICs whose paths share one link",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Thresholds:
-    """When a detector fires. Windows in seconds; counts are increments within one window."""
-
-    flap_events: int = 3  # link-down events (a carrier_changes pair is one) ...
-    flap_window_s: float = 900.0  # ... within 15 minutes; one reboot is one event
-    error_intervals: int = 3  # intervals with uncorrected errors ...
-    error_window_s: float = 600.0  # ... within 10 minutes ...
-    error_total: float = 20.0  # ... adding up to at least this many errors
-    drop_intervals: int = 3
-    drop_window_s: float = 600.0
-    drop_total: float = 20.0
-    pause_share: float = 0.5  # share of an interval the end spent sending pause ...
-    pause_intervals: int = 3  # ... in this many intervals ...
-    pause_window_s: float = 300.0  # ... within 5 minutes
-    ecn_pause_share: float = 0.1  # share of an interval a NIC was paused (PFC received) ...
-    ecn_intervals: int = 3  # ... in this many intervals ...
-    ecn_window_s: float = 600.0  # ... within 10 minutes, with no ECN mark or CNP in that time
-    down_after_s: float = 300.0  # a device silent (or a link down) this long while the others report: down
-    nccl_peers: int = 2  # NCCL completion errors with this many distinct peers through one link, from both ends
-    optics_warnings: bool = True  # DOM beyond a warning level (not only an alarm) is a symptom
-
-
-@dataclass(frozen=True, slots=True)
-class Symptom:
-    """A detector firing on one entity: the counter, from when to when, and how much."""
-
-    detector: str
-    entity: str  # nic:... or port:...
-    endpoint: Endpoint
-    counter: str
-    start: float  # the start of the first interval counted
-    end: float  # the end of the last interval with an increment
-    total: float  # increments in the firing window (events for flaps, microseconds for pause)
-    intervals: int  # intervals with an increment in it
-    peak: float  # the largest rate seen (per second; a share for pause)
-    gaps: int = 0  # intervals of the series with missing samples
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "detector": self.detector,
-            "entity": self.entity,
-            "counter": self.counter,
-            "start": self.start,
-            "end": self.end,
-            "total": self.total,
-            "intervals": self.intervals,
-            "peak": self.peak,
-            "gaps": self.gaps,
-            "notes": list(self.notes),
-        }
 
 
 def _window(hits: Sequence[tuple[Interval, float]], count: int, window_s: float, total: float) -> int | None:
@@ -175,7 +129,10 @@ def fec(series: Series, t: Thresholds) -> Symptom | None:
     if series.counter not in FEC_COUNTERS:
         return None
     spans, hits, peak = _increments(series)
-    first = _window(hits, t.error_intervals, t.error_window_s, t.error_total)
+    if series.counter in RECOVERY_COUNTERS:  # retrains: events, with the flap thresholds
+        first = _window(hits, 1, t.flap_window_s, t.flap_events)
+    else:
+        first = _window(hits, t.error_intervals, t.error_window_s, t.error_total)
     return None if first is None else _symptom(FEC, series, spans, hits, first, peak)
 
 
@@ -206,8 +163,11 @@ DETECTOR_FUNCTIONS = (link_flap, fec, lossless_drops, pfc_storm)
 
 
 def detect(store: SeriesStore | Iterable[Series], thresholds: Thresholds | None = None) -> list[Symptom]:
-    """Every symptom of every series, in a stable order (entity, detector, counter)."""
+    """Every symptom of every series, in a stable order (entity, detector, counter); with InfiniBand credit
+    starvation over the perfquery series (:func:`unifab.health.detect_ib.ib_congestion`, which judges all ports
+    at once: batch only, the stream has no such rule)."""
     t = thresholds or Thresholds()
-    series = store.series.values() if isinstance(store, SeriesStore) else store
+    series = list(store.series.values() if isinstance(store, SeriesStore) else store)
     found = [s for one in series if changes(one) for fn in DETECTOR_FUNCTIONS if (s := fn(one, t)) is not None]
+    found += ib_congestion(series, t)
     return sorted(found, key=lambda s: (s.entity, s.detector, s.counter))

@@ -29,12 +29,14 @@ class HealthResult:
 
 
 def read_bundle_series(root: SourcePath, fabric: Fabric) -> SeriesStore:
-    """Every counter series a bundle holds: ``telemetry/*.om`` and the successive ``ib/perfquery/*.txt`` rounds
-    (a series both give is kept from the telemetry)."""
+    """Every counter series a bundle holds: ``telemetry/*.om``, the successive ``ib/perfquery/*.txt`` rounds and
+    the successive snapshots of host and switch files in ``telemetry/rounds/<unix time>/`` (a series the
+    telemetry and a snapshot both give is kept from the telemetry)."""
     from unifab.health.ib_series import read_ib_snapshots
     from unifab.health.series import read_bundle
+    from unifab.health.snapshot_series import read_rounds
 
-    return read_ib_snapshots(root, fabric, read_bundle(root, fabric))
+    return read_rounds(root, fabric, read_ib_snapshots(root, fabric, read_bundle(root, fabric)))
 
 
 def run_health(

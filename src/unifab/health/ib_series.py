@@ -42,6 +42,7 @@ from unifab.sources import SourcePath
 __all__ = [
     "IB_COUNTERS",
     "SNAPSHOT_DIR",
+    "IbSeries",
     "Snapshot",
     "WaitShare",
     "ib_store",
@@ -69,6 +70,16 @@ class Snapshot:
     time: float  # seconds since the epoch, from the file name
     path: str  # bundle-relative
     capture: PerfQuery
+
+
+@dataclass(slots=True)
+class IbSeries(Series):
+    """A perfquery series that knows its port's far end (from the Fabric's links when it was read): the
+    congestion detector (:mod:`unifab.health.detect_ib`) walks credit starvation downstream with it, without a
+    Fabric of its own. ``peer`` is the far end's entity id, ``""`` when the port has no known link."""
+
+    peer: str = ""
+    peer_end: Endpoint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +133,7 @@ def ib_store(snapshots: Iterable[Snapshot], fabric: Fabric, store: SeriesStore |
     holds (an HCA's counter from node_exporter in ``telemetry/``) is kept, not replaced."""
     store = store if store is not None else SeriesStore()
     index = lid_index(fabric.hosts, fabric.switches)
+    peers = _peers(fabric)
     points: dict[tuple[str, str, str], list[tuple[float, int]]] = {}
     where: dict[str, tuple[Endpoint, bool]] = {}
     appearances: dict[str, int] = {}
@@ -161,7 +173,10 @@ def ib_store(snapshots: Iterable[Snapshot], fabric: Fabric, store: SeriesStore |
         if (entity, spec.counter, "") in store.series:
             doubled += 1  # telemetry/ has it already (node_exporter's infiniband collector): the denser one stays
             continue
-        series = Series(entity, endpoint, spec.counter, "", spec, f"perfquery:{name}")
+        peer_entity, peer_end = peers.get(endpoint, ("", None))
+        series = IbSeries(
+            entity, endpoint, spec.counter, "", spec, f"perfquery:{name}", peer=peer_entity, peer_end=peer_end
+        )
         latest = dict(values)  # a pasted duplicate run of one port: the later one wins
         series.times = sorted(latest)
         series.values = [float(latest[t]) for t in series.times]
@@ -171,6 +186,16 @@ def ib_store(snapshots: Iterable[Snapshot], fabric: Fabric, store: SeriesStore |
             f"{SNAPSHOT_DIR}: {doubled} counter series also read from telemetry/; the telemetry's were kept"
         )
     return store
+
+
+def _peers(fabric: Fabric) -> dict[Endpoint, tuple[str, Endpoint]]:
+    """Every linked end's far end: its entity id (``nic:...`` or ``port:...``) and its endpoint."""
+    out: dict[Endpoint, tuple[str, Endpoint]] = {}
+    for link in fabric.links:
+        for near, far in ((link.a, link.b), (link.b, link.a)):
+            nic = fabric.nic_at(far)
+            out.setdefault(near, (nic.id if nic is not None else port_id(far.node, far.port), far))
+    return out
 
 
 def _entity(fabric: Fabric, found: tuple[str, str] | None, port: int) -> tuple[str, Endpoint, bool] | None:

@@ -14,13 +14,17 @@ The rules, most encompassing first (each symptom is explained by one incident):
 7. PFC pause without ECN marks or CNPs → the **NIC** (with the configuration findings on its path);
 8. a GPU Xid the catalog treats as a fault → the **GPU**, with the vendor's action;
 9. NCCL completion errors blamed on one NIC's link → the incident already on that link or its ends, else the
-   **link**; errors between pairs across leaves whose only common element is one leaf → that **switch** (one of its
-   ECMP uplinks).
+   **link**; errors between pairs across leaves whose only common element is one leaf (one of its ECMP uplinks) →
+   the incident already on one of that leaf's uplinks (its counters say which), else that leaf (**switch**); several
+   such leaves at once, with no leaf in common → the **spine** every failing pair's paths share (ECMP candidate
+   sets, :mod:`unifab.health.localize_paths`), or the incident already on one of those spines; when the leaves share
+   more than one spine, nothing tells which: one incident per leaf, each saying so.
 
 A DOM alarm or warning (HEALTH-OPTICS) counts as an error symptom of its end in rules 3 and 4: with uncorrected
 errors at the same end it makes the optic the root cause with more confidence.
 
-Then impact (the jobs whose hosts the root cause touches, and their GPU-hours at risk per hour: a stalled job
+Then impact (the jobs whose hosts the root cause touches, or for a switch-side NCCL cause the jobs with a rank pair
+whose paths may cross it, and their GPU-hours at risk per hour: a stalled job
 wastes every GPU it holds) and the actions an operator runs: drain the hosts, shut a flapping link in the switch's
 own CLI, replace an optic.
 """
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from unifab.errors import UsageError
@@ -46,6 +50,7 @@ from unifab.health.detect import (
     SWITCH_DOWN,
     Symptom,
 )
+from unifab.health.localize_paths import Paths
 from unifab.model import Endpoint, Fabric, Finding, Link, host_id, switch_id
 from unifab.parse.sched import hostlist
 from unifab.platforms import platform, safe_name
@@ -137,6 +142,7 @@ class _Draft:
     shut: Endpoint | None = None  # the switch end of a link to shut
     replace: Endpoint | None = None  # the end whose optic to replace
     advice: tuple[str, ...] = ()  # what to check or do, written as comments (printable text only)
+    jobs: set[str] = field(default_factory=set)  # jobs hurt beyond those on ``hosts`` (paths that may cross it)
 
 
 class _Topology:
@@ -269,7 +275,11 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
         got = take([end], frozenset({PFC_STORM}))
         if got:
             entity = got[0].entity
-            summary = f"{end} sends PFC pause most of the time: its receive path is stuck and stalls its peer"
+            if got[0].counter == "xmit_wait":  # InfiniBand: credit starvation, no PFC
+                why = got[0].notes[0] if got[0].notes else "its feeder waited for credits"
+                summary = f"{end} drains too slowly: its InfiniBand feeder waits for credits ({why})"
+            else:
+                summary = f"{end} sends PFC pause most of the time: its receive path is stuck and stalls its peer"
             drafts.append(_Draft(entity.split(":", 1)[0], entity, 0.7, got, summary, topo.link_hosts([end])))
 
     for end in sorted(by_end):
@@ -285,9 +295,13 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
         for s in take([end], frozenset({GPU_XID})):
             summary = f"{s.entity} logged {s.counter.replace('xid', 'Xid')}: {s.notes[0]}"
             drafts.append(_Draft("gpu", s.entity, 0.9, [s], summary, {end.node}, advice=s.notes))
+    paths = Paths(fabric)
+    shared: list[Symptom] = []  # leaf-shared NCCL symptoms no incident explains yet
     for end in sorted(by_end):
         for s in take([end], frozenset({NCCL_ERROR})):
-            _nccl(s, topo, drafts)
+            if not _nccl(s, topo, drafts, paths):
+                shared.append(s)
+    drafts.extend(_ecmp(shared, paths, drafts))
 
     known = list(findings)
     incidents = [_finish(d, topo, known) for d in drafts]
@@ -354,21 +368,35 @@ def _down(fabric: Fabric, topo: _Topology, by_end: dict[Endpoint, list[Symptom]]
     return drafts
 
 
-def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft]) -> None:
-    """Rule 9: NCCL's errors join the incident already on the blamed link or its ends, else make one on the link."""
+def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft], paths: Paths) -> bool:
+    """Rule 9: NCCL's errors join the incident already on the blamed link or its ends, else make one on the link.
+
+    A leaf-shared symptom (``switch:<leaf>``) joins an incident on one of the leaf's uplinks (or on a spine it
+    reaches) when exactly one explains it; False leaves it for :func:`_ecmp`.
+    """
     link = topo.link_of.get(symptom.endpoint)
     ends = {link.a, link.b} if link is not None else {symptom.endpoint}
     roots = {symptom.entity} | {f"optic:{e.node}:{e.port}" for e in ends}
     for draft in drafts:
         if draft.root in roots or any(s.endpoint in ends for s in draft.symptoms):
-            draft.symptoms.append(symptom)
-            draft.confidence = min(0.95, draft.confidence + 0.05)
-            return
+            _join(draft, [symptom])
+            return True
     if symptom.entity.startswith("switch:"):  # pairs across leaves sharing only this leaf's uplinks (ECMP)
-        summary = f"NCCL completion errors ({symptom.counter}): {symptom.notes[0]}"
-        why = ("NCCL cannot tell which uplink ECMP chose: compare the uplinks' FEC/CRC counters and shut the bad one",)
-        drafts.append(_Draft("switch", symptom.entity, 0.6, [symptom], summary, set(), why))
-        return
+        leaf = symptom.entity.removeprefix("switch:")
+        uplinks = paths.uplink_ends(leaf)
+        spines = {f"switch:{s}" for s in paths.spines(leaf)}
+        near = [d for d in drafts if d.root in spines or any(s.endpoint in uplinks for s in d.symptoms)]
+        if len(near) != 1:
+            return False
+        [draft] = near
+        _join(draft, [symptom])
+        crossed = {lk.id: lk for e in uplinks if (lk := topo.link_of.get(e)) is not None}
+        for s in draft.symptoms:
+            if (lk := topo.link_of.get(s.endpoint)) is not None and lk.id in crossed:
+                draft.jobs |= paths.jobs_crossing_link(lk)
+        if draft.root in spines:
+            draft.jobs |= paths.jobs_crossing_spine(draft.root.removeprefix("switch:"))
+        return True
     summary = (
         f"NCCL completion errors ({symptom.counter}) with {symptom.intervals} peers all cross "
         f"{symptom.entity.removeprefix('link:')}, reported from both of its sides: the link or its NIC"
@@ -376,6 +404,77 @@ def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft]) -> None:
     not_explained = ("no counter of the link shows errors: check its FEC/CRC counters and reseat the cable",)
     hosts = topo.link_hosts([symptom.endpoint])
     drafts.append(_Draft("link", symptom.entity, 0.7, [symptom], summary, hosts, not_explained))
+    return True
+
+
+def _join(draft: _Draft, symptoms: Sequence[Symptom]) -> None:
+    draft.symptoms.extend(symptoms)
+    draft.confidence = min(0.95, draft.confidence + 0.05)
+
+
+def _ecmp(shared: Sequence[Symptom], paths: Paths, drafts: Sequence[_Draft]) -> list[_Draft]:
+    """Leaf-shared NCCL symptoms at the same time: one spine when several leaves share exactly one, else per leaf.
+
+    Each leaf symptom's failing pairs may cross any spine the leaf reaches (its ECMP candidates); errors on leaves
+    that have no leaf in common, at once, are one fault where their candidates meet: the spines all of them reach.
+    One spine → that spine (less sure than a leaf: its links to those leaves are as likely); a spine that already
+    has an incident (down, or every port erroring) among them → that incident; more than one → no way to tell,
+    one incident per leaf that names the spines.
+    """
+    out: list[_Draft] = []
+    groups: list[list[Symptom]] = []
+    for s in sorted(shared, key=lambda x: (x.start, x.entity)):
+        if groups and s.start <= max(g.end for g in groups[-1]):
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    for group in groups:
+        leaves = sorted({s.entity.removeprefix("switch:") for s in group})
+        spines = sorted(paths.common_spines(leaves)) if len(leaves) >= 2 else []
+        known = [d for d in drafts if d.root in {f"switch:{x}" for x in spines}]
+        if len(leaves) >= 2 and len(known) == 1:
+            _join(known[0], group)
+            known[0].jobs |= paths.jobs_crossing_spine(known[0].root.removeprefix("switch:"))
+            continue
+        if len(spines) == 1:
+            [spine] = spines
+            pairs = sum(s.intervals for s in group)
+            summary = (
+                f"NCCL completion errors on {pairs} NIC pairs under {len(leaves)} leaves ({', '.join(leaves)}) "
+                f"with no leaf in common: every failing pair's equal-cost paths cross {spine}, the one spine "
+                "those leaves all reach"
+            )
+            not_explained = (
+                f"ECMP hides each flow's path: a link between {spine} and one of these leaves explains part of the "
+                "errors as well, and no counter of the spine shows errors",
+            )
+            advice = (f"compare {spine}'s port error and drop counters; shut it from ECMP if they confirm",)
+            draft = _Draft("switch", f"switch:{spine}", 0.5, list(group), summary, set(), not_explained, advice=advice)
+            draft.jobs = paths.jobs_crossing_spine(spine)
+            out.append(draft)
+            continue
+        also = (
+            (
+                f"leaves {', '.join(leaves)} show such errors at the same time with no leaf in common: one of the "
+                f"spines they all reach ({', '.join(spines)}) explains them as one fault, ECMP hides which",
+            )
+            if len(spines) > 1
+            else ()
+        )
+        for leaf in leaves:
+            mine = [s for s in group if s.entity == f"switch:{leaf}"]
+            summary = f"NCCL completion errors ({mine[0].counter}): {mine[0].notes[0]}"
+            why = (
+                "NCCL cannot tell which uplink ECMP chose: compare the uplinks' FEC/CRC counters and shut the bad one",
+            )
+            advice = (
+                f"compare the error and drop counters of {leaf}'s uplinks (both ends) and shut the one that differs "
+                "so ECMP takes the others; if none differs, suspect the leaf's own forwarding",
+            )
+            draft = _Draft("switch", mine[0].entity, 0.6, mine, summary, set(), (*why, *also), advice=advice)
+            draft.jobs = paths.jobs_crossing_leaf(leaf)
+            out.append(draft)
+    return out
 
 
 def _touched(draft: _Draft, topo: _Topology) -> set[str]:
@@ -406,7 +505,7 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
                 "no configuration finding on this NIC's link explains it: look further along its paths",
             )
     hosts = tuple(sorted(draft.hosts))
-    jobs = tuple(sorted(j.id for j in fabric.jobs.values() if draft.hosts.intersection(j.hosts)))
+    jobs = tuple(sorted({j.id for j in fabric.jobs.values() if draft.hosts.intersection(j.hosts)} | draft.jobs))
     gpus = sum(len(fabric.hosts[h].gpus) for j in jobs for h in fabric.jobs[j].hosts if h in fabric.hosts)
     symptoms = tuple(sorted(draft.symptoms, key=lambda s: (s.start, s.entity, s.detector, s.counter)))
     detectors = ", ".join(sorted({s.detector for s in symptoms}))

@@ -11,6 +11,10 @@ checks that a stream over a whole twin ends with the batch detectors' symptoms.
 
 The gap rule needs the scrape interval (``step_s``): the batch detectors take each series' median step, which
 a stream cannot know in advance, and a live collector knows its own poll interval.
+
+InfiniBand credit starvation (:mod:`~unifab.health.detect_ib`) is not streamed: it judges every port's XmitWait
+at once and names the port at the bottom of the congestion tree, which no one series can tell; it runs with the
+batch detectors (``unifab health``) only.
 """
 
 from __future__ import annotations
@@ -37,13 +41,15 @@ from unifab.model import Endpoint
 
 __all__ = ["Stream"]
 
-_FLAP, _FEC, _DROP, _PAUSE, _PAUSE_RX, _CC, _GAUGE, _OTHER = range(8)
+_FLAP, _FEC, _DROP, _PAUSE, _PAUSE_RX, _CC, _GAUGE, _OTHER, _RECOVERY = range(9)
 _KIND = {
     "carrier_changes": _FLAP,
     "link_down": _FLAP,
     "fec_uncorrectable": _FEC,
     "symbol_errors": _FEC,
     "crc_errors": _FEC,
+    "rcv_errors": _FEC,
+    "link_error_recovery": _RECOVERY,  # retrains: HEALTH-FEC with the flap thresholds (detect.RECOVERY_COUNTERS)
     "out_of_sequence": _DROP,
     "packet_seq_err": _DROP,
     "local_ack_timeout_err": _DROP,
@@ -161,7 +167,7 @@ class Stream:
             amount = float(math.ceil(delta / (2.0 if s.counter == "carrier_changes" else 1.0)))
             s.peak = max(s.peak, amount / (t - t0))
             self._hit(s, t0, t, amount, amount)
-        elif kind in (_FEC, _DROP):
+        elif kind in (_FEC, _DROP, _RECOVERY):
             s.peak = max(s.peak, rate)
             self._hit(s, t0, t, delta, delta)
 
@@ -194,6 +200,7 @@ class Stream:
         detector, count, window, need = {
             _FLAP: (LINK_FLAP, 1, t.flap_window_s, float(t.flap_events)),
             _FEC: (FEC, t.error_intervals, t.error_window_s, t.error_total),
+            _RECOVERY: (FEC, 1, t.flap_window_s, float(t.flap_events)),
             _DROP: (LOSSLESS_DROPS, t.drop_intervals, t.drop_window_s, t.drop_total),
             _PAUSE: (PFC_STORM, t.pause_intervals, t.pause_window_s, 0.0),
             _PAUSE_RX: (ECN_ABSENT, t.ecn_intervals, t.ecn_window_s, 0.0),

@@ -41,6 +41,8 @@ KEYS: dict[tuple[str, str], str] = {
     ("down", "after_s"): "down_after_s",
     ("nccl_error", "peers"): "nccl_peers",
     ("optics", "warnings"): "optics_warnings",
+    ("ib_congestion", "share"): "ib_wait_share",
+    ("ib_congestion", "intervals"): "ib_wait_intervals",
 }
 
 

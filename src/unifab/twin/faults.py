@@ -31,7 +31,7 @@ from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.health.openmetrics import Sample, dump
 from unifab.model import Endpoint, Fabric, Link, Nic, host_id
-from unifab.twin import faults_extra
+from unifab.twin import faults_extra, ib_faults
 from unifab.twin.files import write_text
 from unifab.twin.scheduler_files import START_EPOCH
 
@@ -336,6 +336,8 @@ def write_faults(
     fabric = load_bundle(bundle)
     if not fabric.links:
         raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
+    if ib_faults.all_ib(fabric):  # an InfiniBand fabric: its counters are perfquery rounds (ib/perfquery/)
+        return ib_faults.write_ib_bundle(bundle, fabric, n_faults, seed, start)
     rng = random.Random(seed)
     samples = int(duration_s // step_s) + 1
     times = [start + i * step_s for i in range(samples)]

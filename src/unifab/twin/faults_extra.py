@@ -15,11 +15,21 @@ behind, in the formats unifab reads:
 * ``nccl-bad-link``: NCCL completion errors (status 12, retries exhausted) between one NIC and several peers, from
   both sides (``telemetry/nccl/<job>.log``, NCCL 2.2x WARN lines with NCCL's time stamps);
 * ``ecn-absent``: a NIC paused by PFC a fifth to two fifths of every interval while it never counts an ECN mark
-  or a CNP (DCQCN off).
+  or a CNP (DCQCN off);
+* ``nccl-leaf-uplinks``: one uplink of a leaf drops a share of the flows ECMP hashes onto it and no counter shows
+  it: NCCL completion errors, from both sides, between four of the leaf's NICs (each with one peer) and NICs of the
+  same jobs' hosts on other leaves. NCCL cannot tell which uplink, so the root cause is the leaf (truth names the
+  uplink the twin broke under ``"uplink"``);
+* ``nccl-uplink-optic``: the same errors, and one end of one of the leaf's uplinks receives rising uncorrected
+  errors: the root cause is that optic, whose counters say which uplink the errors crossed.
+
+The two uplink kinds hurt every job with a rank pair whose paths may cross the leaf's uplinks (the leaf) or that
+uplink (the optic): two of its hosts on two leaves, one of them this leaf, that share a spine (the uplink's).
 
 Noise (must not become an incident): application Xids (13, 31) and a row-remap event (63), a rank whose peer
-process died (its peers report errors against it; it reports none), a single NIC pair with errors, and a NIC
-paused often under congestion while ECN marks and CNPs keep coming (congestion control working).
+process died (its peers report errors against it; it reports none), a single NIC pair with errors, pairs across
+leaves from one NIC of a leaf to two other leaves (too few of the leaf's NICs to blame its uplinks), and a NIC paused
+often under congestion while ECN marks and CNPs keep coming (congestion control working).
 """
 
 from __future__ import annotations
@@ -88,6 +98,8 @@ KINDS = (
     "gpu-xid-94",
     "nccl-bad-link",
     "ecn-absent",
+    "nccl-leaf-uplinks",
+    "nccl-uplink-optic",
 )
 _XID_TEXT = {
     79: "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
@@ -139,6 +151,8 @@ def _linked(inj: _Injector) -> set[Endpoint]:
 def inject(inj: _Injector, kind: str, at: int) -> dict[str, Any] | None:
     t, rng, fabric = inj.t, inj.rng, inj.t.fabric
     at = max(at, 1)
+    if kind in ("nccl-leaf-uplinks", "nccl-uplink-optic"):
+        return _uplinks(inj, kind, at)
     if kind == "leaf-down":
         leaves = sorted(
             s
@@ -246,6 +260,7 @@ def _nccl(inj: _Injector, nic: Nic, link: Link, at: int) -> dict[str, Any] | Non
         return None
     peers = inj.rng.sample(others, 3)
     inj.touched_hosts.update(p.host for p in peers)
+    inj.used_ends.update(p.endpoint for p in peers)  # no other fault's NCCL errors on them (one peer more each)
     for k in range(6):
         peer, when = peers[k % 3], inj.times[min(at + k, len(inj.times) - 1)]
         for local, remote in ((nic, peer), (peer, nic)):
@@ -253,6 +268,117 @@ def _nccl(inj: _Injector, nic: Nic, link: Link, at: int) -> dict[str, Any] | Non
             if line is not None:
                 inj.nccl.append((when, line))
     return inj._truth("nccl-bad-link", "link", link.id, at, {nic.host})
+
+
+def _leaves(fabric: Fabric) -> tuple[dict[Endpoint, str], dict[str, list[Link]]]:
+    """Each host NIC end's leaf, and each leaf's uplinks (its links to switches that have no host link)."""
+    leaf_of = {
+        near: far.node
+        for lk in fabric.links
+        for near, far in ((lk.a, lk.b), (lk.b, lk.a))
+        if near.node in fabric.hosts and far.node in fabric.switches
+    }
+    leaves = set(leaf_of.values())
+    uplinks: dict[str, list[Link]] = {}
+    for lk in fabric.links:
+        for near, far in ((lk.a, lk.b), (lk.b, lk.a)):
+            if near.node in leaves and far.node in fabric.switches and far.node not in leaves:
+                uplinks.setdefault(near.node, []).append(lk)
+    return leaf_of, uplinks
+
+
+def _crossing(fabric: Fabric, leaf_of: dict[Endpoint, str], leaf: str, others: set[str]) -> list[str]:
+    """Jobs with two hosts, one with a NIC on ``leaf``, the other with a NIC on one of ``others``."""
+    on: dict[str, set[str]] = {}
+    for end, name in leaf_of.items():
+        on.setdefault(end.node, set()).add(name)
+    out = []
+    for job in fabric.jobs.values():
+        hosts = list(dict.fromkeys(job.hosts))
+        if any(leaf in on.get(a, ()) and on.get(b, set()) & others for a in hosts for b in hosts if a != b):
+            out.append(job.id)
+    return sorted(out)
+
+
+def _marked(inj: _Injector, leaf: str) -> bool:
+    return Endpoint(leaf, "") in inj.used_ends  # a leaf already carrying NCCL errors of a switch-side fault
+
+
+def _uplinks(inj: _Injector, kind: str, at: int) -> dict[str, Any] | None:
+    """NCCL errors between four NICs of one leaf and NICs on other leaves (one peer each): ECMP over its uplinks."""
+    fabric, rng = inj.t.fabric, inj.rng
+    leaf_of, uplinks = _leaves(fabric)
+    free = [n for n in _free_nics(inj) if _ipv4(n) and not _marked(inj, leaf_of.get(n.endpoint, ""))]
+    on_leaf: dict[str, list[Nic]] = {}
+    for n in free:
+        on_leaf.setdefault(leaf_of[n.endpoint], []).append(n)
+    job_of = {h: j.id for j in fabric.jobs.values() for h in j.hosts}
+    candidates = sorted(
+        leaf
+        for leaf, links in uplinks.items()
+        if len(on_leaf.get(leaf, [])) >= 4
+        and not any(e in inj.used_ends for lk in links for e in (lk.a, lk.b))
+        and len({leaf_of[n.endpoint] for n in free} - {leaf}) >= 2
+    )
+    if not candidates:
+        return None
+    leaf = rng.choice(candidates)
+    near = rng.sample(on_leaf[leaf], 4)
+    chosen = {n.id for n in near}
+    pairs: list[tuple[Nic, Nic]] = []
+    far_leaves: set[str] = set()
+    for n in near:  # a peer of the same job on a leaf not used yet first, else any other free NIC off this leaf
+        pool = [p for p in free if p.id not in chosen and p.host != n.host and leaf_of[p.endpoint] != leaf]
+        if not pool:
+            return None
+        best = max(
+            (job_of.get(p.host) == job_of.get(n.host)) + 2 * (leaf_of[p.endpoint] not in far_leaves) for p in pool
+        )
+        tier = [
+            p
+            for p in pool
+            if (job_of.get(p.host) == job_of.get(n.host)) + 2 * (leaf_of[p.endpoint] not in far_leaves) == best
+        ]
+        peer = rng.choice(tier)
+        chosen.add(peer.id)
+        far_leaves.add(leaf_of[peer.endpoint])
+        pairs.append((n, peer))
+    if len(far_leaves) < 2:
+        return None
+    for lk in uplinks[leaf]:
+        inj.used_ends.update((lk.a, lk.b))
+    inj.used_ends.update(Endpoint(x, "") for x in (leaf, *far_leaves))
+    for a, b in pairs:
+        inj.used_ends.update((a.endpoint, b.endpoint))
+        inj.touched_hosts.update((a.host, b.host))
+    for k in range(8):
+        a, b = pairs[k % 4]
+        when = inj.times[min(at + k, len(inj.times) - 1)]
+        for local, remote in ((a, b), (b, a)):
+            line = _error_line(local, remote, 5000 + k)
+            if line is not None:
+                inj.nccl.append((when, line))
+    bad = rng.choice(uplinks[leaf])
+    spine = bad.b.node if bad.a.node == leaf else bad.a.node
+    spines = {lk.b.node if lk.a.node == leaf else lk.a.node for lk in uplinks[leaf]}
+    if kind == "nccl-leaf-uplinks":
+        others = {
+            x for x, links in uplinks.items() if x != leaf and spines & {e.node for lk in links for e in (lk.a, lk.b)}
+        }
+        entry = inj._truth(kind, "switch", switch_id(leaf), at, set())
+        entry["uplink"] = bad.id
+    else:
+        end = rng.choice((bad.a, bad.b))
+        errors, crc = inj.t.end(end, "fec_uncorrectable"), inj.t.end(end, "crc_errors")
+        for k, i in enumerate(range(at, inj.t.samples - 1)):
+            errors.increments[i] += rng.randrange(5, 20) * (1 + k // 4)
+            crc.increments[i] += rng.randrange(1, 5)
+        others = {
+            x for x, links in uplinks.items() if x != leaf and any(spine in (lk.a.node, lk.b.node) for lk in links)
+        }
+        entry = inj._truth(kind, "optic", f"optic:{end.node}:{end.port}", at, set())
+    entry["jobs"] = _crossing(fabric, leaf_of, leaf, others)
+    return entry
 
 
 def noise(inj: _Injector) -> None:
@@ -265,9 +391,12 @@ def noise(inj: _Injector) -> None:
         for code in (13, 31, 63):
             gpu = host.gpus[rng.choice(sorted(host.gpus))]
             _kernel_line(inj, host.name, gpu.pci_bus_id, code, inj.times[rng.randrange(n)])
-    nics = [x for x in _free_nics(inj) if _ipv4(x)]
+    leaf_of, _ = _leaves(fabric)
+    nics = [x for x in _free_nics(inj) if _ipv4(x) and not _marked(inj, leaf_of.get(x.endpoint, ""))]
+    sampled: list[Nic] = []
     if len(nics) >= 6:
-        dead, *reporters = rng.sample(nics, 6)
+        sampled = rng.sample(nics, 6)
+        dead, *reporters = sampled
         for k, r in enumerate(reporters[:3]):  # the dead rank reports nothing
             line = _error_line(r, dead, 7000 + k)
             if line:
@@ -284,6 +413,21 @@ def noise(inj: _Injector) -> None:
         for i in range(first, min(n, first + 8)):
             rx.increments[i] += int(0.25 * t.step * 1e6)
             cnp.increments[i] += rng.randrange(200, 2000)
+    # one rank reports errors towards two peers on two other leaves (they report none back): too few of its leaf's
+    # NICs for its uplinks, one side only for its link; away from the leaves the pair above or a fault's errors use
+    taken = {leaf_of.get(e.endpoint) for e in sampled[4:]}
+    spread = [x for x in nics if leaf_of.get(x.endpoint) not in taken and x not in sampled]
+    if spread:
+        x = rng.choice(spread)
+        others = [p for p in spread if p.host != x.host and leaf_of.get(p.endpoint) != leaf_of.get(x.endpoint)]
+        by_leaf: dict[str, Nic] = {}
+        for p in others:
+            by_leaf.setdefault(leaf_of[p.endpoint], p)
+        if len(by_leaf) >= 2:
+            for k, leaf in enumerate(rng.sample(sorted(by_leaf), 2)):
+                line = _error_line(x, by_leaf[leaf], 7200 + k)
+                if line:
+                    inj.nccl.append((inj.times[rng.randrange(n)], line))
 
 
 def _stamp(when: float, iso: bool) -> str:
