@@ -206,22 +206,28 @@ TC Rate Limit: 100% 100% 100% 0% 0% 0% 0% 0%
 """
 
 
-def test_broadcom_nic_qos_from_getqos_and_bnxt_re_configfs(tmp_path: Path) -> None:
+def _thor_bundle(root: Path, getqos: str = GETQOS, **cc_files: str) -> str:
+    """A Broadcom Thor host ``thor01`` with getqos and bnxt_re configfs files (``cc_files`` override)."""
     host = "thor01"
-    base = tmp_path / "hosts" / host
+    base = root / "hosts" / host
     files = {
         "cmd/ibdev2netdev.txt": "bnxt_re0 port 1 ==> ens1f0np0 (Up)\nbnxt_re1 port 1 ==> ens1f1np1 (Up)\n",
-        "cmd/bnxt-qos/ens1f0np0.txt": GETQOS,
+        "cmd/bnxt-qos/ens1f0np0.txt": getqos,
         "sys/class/net/ens1f0np0/mtu": "9000\n",
         "sys/kernel/config/rdma_cm/bnxt_re0/ports/1/default_roce_tos": "104\n",
         "sys/kernel/config/rdma_cm/bnxt_re0/ports/1/default_roce_mode": "RoCE v2\n",
     }
     cc = {"cc_mode": "0x1", "cnp_dscp": "0x30", "cnp_prio": "0x6", "ecn_enable": "0x1", "roce_dscp": "0x1a"}
     cc["ecn_marking"] = "0x1"  # DCQCN runs only with ECN-capable RoCE too (dcqcn_on)
-    files |= {f"sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/{k}": v + "\n" for k, v in cc.items()}
+    files |= {f"sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/{k}": v + "\n" for k, v in (cc | cc_files).items()}
     for rel, text in files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text(text)
+    return host
+
+
+def test_broadcom_nic_qos_from_getqos_and_bnxt_re_configfs(tmp_path: Path) -> None:
+    host = _thor_bundle(tmp_path)
     fabric = load_bundle(tmp_path)
     # the second Thor NIC has no getqos output: asked for by its own tool's name
     assert _only_input_findings(fabric) == [("INPUT-MISSING", f"hosts/{host}/cmd/bnxt-qos/ens1f1np1.txt", None)]
@@ -233,6 +239,33 @@ def test_broadcom_nic_qos_from_getqos_and_bnxt_re_configfs(tmp_path: Path) -> No
     assert (qos.cnp_dscp, qos.cnp_prio, qos.ecn_np_enabled) == (48, 6, frozenset(range(8)))
     assert (qos.roce_tos, qos.roce_mode, qos.cable_len_m) == (104, "RoCE v2", None)
     assert fabric.hosts[host].nics["ens1f1np1"].qos is None
+
+
+def test_broadcom_bad_configfs_file_costs_that_value(tmp_path: Path) -> None:
+    host = _thor_bundle(tmp_path, cnp_dscp="forty-eight")
+    fabric = load_bundle(tmp_path)
+    cc = f"hosts/{host}/sys/kernel/config/bnxt_re/bnxt_re0/ports/1/cc/cnp_dscp"
+    assert sorted(_only_input_findings(fabric)) == [
+        ("INPUT-MISSING", f"hosts/{host}/cmd/bnxt-qos/ens1f1np1.txt", None),
+        ("INPUT-PARTIAL", cc, 1),
+    ]
+    qos = fabric.hosts[host].nics["ens1f0np0"].qos
+    assert qos is not None  # the CNP DSCP is unknown; everything else reads as from the whole tree
+    assert (qos.cnp_dscp, qos.cnp_prio, qos.ecn_np_enabled, qos.dscp2prio) == (
+        None,
+        6,
+        frozenset(range(8)),
+        {26: 3, 48: 6},
+    )
+
+
+def test_broadcom_bad_getqos_line_costs_the_nic_qos(tmp_path: Path) -> None:
+    """getqos stays all-or-nothing: a dropped APP entry would read as a DSCP left unmapped."""
+    host = _thor_bundle(tmp_path, getqos=GETQOS.replace("DSCP: 48", "DSCP: 99"))
+    fabric = load_bundle(tmp_path)
+    checks = [(check, path) for check, path, _line in _only_input_findings(fabric)]
+    assert ("INPUT-UNREADABLE", f"hosts/{host}/cmd/bnxt-qos/ens1f0np0.txt") in checks
+    assert fabric.hosts[host].nics["ens1f0np0"].qos is None
 
 
 def test_upstream_mlx5_cnp_from_debugfs_cc_params(bundle: Path) -> None:

@@ -141,3 +141,31 @@ def test_dark_rule_uses_carrier_where_the_port_state_does_not_say(whole: Host) -
     # InfiniBand: IPoIB has no carrier while the port waits for the SM (INIT has light): the RDMA state decides
     ib = replace(nic, link_layer="InfiniBand", port_state="INIT", carrier=False, operstate="DOWN")
     assert not host_port_dark(ib)
+
+
+def test_bad_ecn_enable_file_costs_that_point_enabled_set_not_the_nic(bundle: Path, whole: Host) -> None:
+    rel = "sys/class/net/eth2/ecn/roce_np/enable/3"
+    (bundle / "hosts" / HOST / rel).write_text("on\n")
+    fabric = load_bundle(bundle)
+    (finding,) = fabric.input_findings
+    assert finding.check == "INPUT-PARTIAL" and finding.severity is Severity.WARNING
+    assert finding.subject["path"] == f"hosts/{HOST}/{rel}" and finding.subject["device"] == HOST
+    assert finding.evidence["line"] == 1 and "expected an integer" in finding.message
+    qos, before = fabric.hosts[HOST].nics["eth2"].qos, whole.nics["eth2"].qos
+    assert qos is not None and before is not None and before.ecn_np_enabled is not None
+    # whether ECN is on for priority 3 is unknown: the NP set is unknown, not "3 off"; the rest reads as before
+    assert qos == replace(before, ecn_np_enabled=None)
+    assert {n: nic for n, nic in fabric.hosts[HOST].nics.items() if n != "eth2"} == {
+        n: nic for n, nic in whole.nics.items() if n != "eth2"
+    }
+
+
+def test_bad_ecn_parameter_file_costs_that_parameter(bundle: Path, whole: Host) -> None:
+    rel = "sys/class/net/eth2/ecn/roce_np/cnp_dscp"
+    (bundle / "hosts" / HOST / rel).write_text("0x30\n")
+    fabric = load_bundle(bundle)
+    (finding,) = fabric.input_findings
+    assert finding.check == "INPUT-PARTIAL" and finding.subject["path"] == f"hosts/{HOST}/{rel}"
+    qos, before = fabric.hosts[HOST].nics["eth2"].qos, whole.nics["eth2"].qos
+    assert qos is not None and before is not None and before.cnp_dscp is not None
+    assert qos == replace(before, cnp_dscp=None)

@@ -478,8 +478,9 @@ class _HostReader:
             pfc_enabled=frozenset(qos.pfc_enabled),
             prio_tc=qos.prio_tc,
             cable_len_m=qos.cable_len,
-            ecn_np_enabled=np.enabled if np else None,
-            ecn_rp_enabled=rp.enabled if rp else None,
+            # a priority whose enable file could not be read leaves the set unknown (not that priority off)
+            ecn_np_enabled=np.enabled if np and not np.unknown else None,
+            ecn_rp_enabled=rp.enabled if rp and not rp.unknown else None,
             cnp_dscp=cnp_dscp,
             cnp_prio=cnp_prio,
             traffic_class=tclass.global_tclass if tclass else None,

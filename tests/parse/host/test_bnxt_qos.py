@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.bnxt_qos import AppEntry, BnxtCc, BnxtQos, BnxtTc, dump, dump_tree, parse, parse_tree
 
 THOR2_DEFAULT = """\
@@ -248,6 +248,45 @@ def test_cc_tree_with_nothing_to_read() -> None:
     with pytest.raises(ParseError) as info:
         parse_tree({"ports/1/tunables/x": "0\n", "ports/1/cc/dcn": "table\n"}, "bnxt_re0")
     assert "ports/<p>/cc/<file>" in info.value.expected
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "line"),
+    [("ports/1/cc/ecn_enable", "on\n", 1), ("ports/1/cc/apply", "a (x): 1\nb (x): 2\n", 2)],
+)
+def test_cc_bad_file_costs_that_value_only(path: str, value: str, line: int) -> None:
+    whole = parse_tree(CC_TREE, "bnxt_re0")
+    log = ParseProblems("bnxt_re0")
+    got = parse_tree(CC_TREE | {path: value}, "bnxt_re0", log)
+    (problem,) = log.problems
+    assert (problem.source, problem.line, problem.skipped) == (f"bnxt_re0/{path}", line, path)
+    (cc,), (before,) = got.cc, whole.cc
+    name = path.rpartition("/")[2]
+    if name == "apply":
+        assert (cc.params, cc.apply_summary) == (before.params, {})
+    else:  # the value is unknown, never a default: DCQCN's state is unknown too
+        assert cc.params == {k: v for k, v in before.params.items() if k != name}
+        assert (cc.ecn_enable, cc.dcqcn_on, before.dcqcn_on) == (None, None, True)
+
+
+def test_cc_every_file_bad_still_raises() -> None:
+    with pytest.raises(ParseError, match="a number"):
+        parse_tree({"ports/1/cc/roce_dscp": "x\n"}, "bnxt_re0", ParseProblems("bnxt_re0"))
+
+
+def test_getqos_stays_all_or_nothing() -> None:
+    """A bad APP entry would read as a DSCP left unmapped: getqos takes no collector (see the module doc)."""
+    import inspect
+
+    assert "problems" not in inspect.signature(parse).parameters
+    with pytest.raises(ParseError):
+        parse(THOR2_DEFAULT.replace("DSCP: 26", "DSCP: 99"))
+
+
+def test_getqos_pasted_with_prompts_blank_lines_and_collapsed_padding() -> None:
+    collapsed = "\n".join(" ".join(line.split()) for line in THOR2_DEFAULT.split("\n"))
+    pasted = f"$ sudo niccli -dev 1 getqos\n\n{collapsed}\n\nroot@thor01:~#\n"
+    assert parse(pasted, "getqos.txt") == parse(THOR2_DEFAULT)
 
 
 # --- fuzz -----------------------------------------------------------------------------------------

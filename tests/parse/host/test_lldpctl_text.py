@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host import lldpcli, lldpctl_text
 from unifab.parse.host.lldpcli import LldpNeighbor
 from unifab.parse.netdev import Neighbor, neighbor_from_lldpd
@@ -382,3 +382,66 @@ def test_prompt_lines_around_the_output_are_ignored() -> None:
     )
     (nb,) = lldpctl_text.parse(text, "t")
     assert (nb.local_port, nb.system_name, nb.port_id) == ("swp1", "MSP-1", "swp1")
+
+
+# --- partial reading and pasted captures -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sample", "pattern", "bad"),
+    [
+        (UBUNTU, "    Capability:   Router, on", "    Capability:   Router, maybe"),
+        (HOST_TXT, "    TTL:          120", "    TTL:          2m"),
+    ],
+)
+def test_bad_line_costs_that_neighbour(samples: Path, sample: str, pattern: str, bad: str) -> None:
+    text = read(samples, sample)
+    whole = lldpctl_text.parse_details(text, "t")
+    lines = text.split("\n")
+    i = lines.index(pattern)
+    lines[i] = bad
+    broken = "\n".join(lines)
+    with pytest.raises(ParseError) as info:
+        lldpctl_text.parse_details(broken, "t")
+    assert info.value.line == i + 1
+    log = ParseProblems("t")
+    got = lldpctl_text.parse_details(broken, "t", log)
+    (problem,) = log.problems
+    victim = next(nb for nb in whole if f"on {nb.local_port} " in problem.skipped)
+    assert problem.line == i + 1 and problem.source == "t"
+    assert len(whole) > 1 and got == tuple(nb for nb in whole if nb is not victim)
+
+
+def test_bad_interface_line_costs_its_indented_lines(samples: Path) -> None:
+    text = read(samples, UBUNTU)
+    whole = lldpctl_text.parse_details(text, "t")
+    broken = text.replace("Interface:    eth1, via", "Interfaz:    eth1, via", 1)
+    log = ParseProblems("t")
+    got = lldpctl_text.parse_details(broken, "t", log)
+    (problem,) = log.problems
+    assert problem.line == 4 and "Interface:" in problem.expected
+    assert got == tuple(nb for nb in whole if nb.local_port != "eth1")
+
+
+def test_every_neighbour_bad_still_raises() -> None:
+    raw = "LLDP neighbors:\nInterface:    eth0, via: LLDP\n  Port:\n    TTL:          2m\n"
+    with pytest.raises(ParseError, match="unsigned integer for ttl"):
+        lldpctl_text.parse_details(raw, "t", ParseProblems("t"))
+
+
+def test_pasted_runs_with_prompts_blank_lines_and_collapsed_padding(samples: Path) -> None:
+    """Two ``lldpctl <if>`` runs pasted one after the other, each with its dashed rules and header."""
+    text = read(samples, HOST_TXT)
+    whole = lldpctl_text.parse_details(text, "t")
+    blocks = text.split("Interface:")
+    head = blocks[0]
+    runs = [f"{head}Interface:{b.rstrip()}" + ("" if b.rstrip().endswith("-" * 20) else "\n" + SEP) for b in blocks[1:]]
+    pasted = (
+        "".join(f"# lldpctl run {i}\nroot@h1:~# lldpctl\n\n{run}\n\n" for i, run in enumerate(runs)) + "root@h1:~#\n"
+    )
+    assert lldpctl_text.parse_details(pasted, "t") == whole
+    collapsed = "\n".join(
+        line[: len(line) - len(line.lstrip())] + " ".join(line.split()) if line.strip() else line
+        for line in text.split("\n")
+    )
+    assert lldpctl_text.parse_details(collapsed, "t") == whole

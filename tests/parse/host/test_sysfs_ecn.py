@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host import sysfs_ecn
 
 
@@ -55,3 +55,46 @@ def test_flat_line_without_separator() -> None:
     with pytest.raises(ParseError) as exc:
         sysfs_ecn.parse("roce_np/enable/3: 1\nroce_np/enable/4 1\n", "flat.txt")
     assert exc.value.line == 2
+
+
+def test_bad_enable_file_costs_that_priority_only_and_leaves_it_unknown() -> None:
+    files = _tree({3}, {3})
+    files["roce_np/enable/3"] = "on\n"
+    files["roce_rp/rpg_gd"] = "eleven\n"
+    log = ParseProblems("hosts/h1/sys/class/net/eth0/ecn")
+    ecn = sysfs_ecn.parse_tree(files, "hosts/h1/sys/class/net/eth0/ecn", log)
+    whole = sysfs_ecn.parse_tree(_tree({3}, {3}))
+    assert ecn.roce_np is not None and ecn.roce_rp is not None and whole.roce_np is not None
+    # priority 3 is neither on nor off: it is unknown; every other file reads as in the unharmed tree
+    assert (ecn.roce_np.enabled, ecn.roce_np.unknown) == (frozenset(), frozenset({3}))
+    assert ecn.roce_np.params == whole.roce_np.params
+    assert ecn.roce_rp.params == {} and ecn.roce_rp.enabled == {3}
+    assert [(p.source, p.line, p.skipped) for p in log.problems] == [
+        ("hosts/h1/sys/class/net/eth0/ecn/roce_np/enable/3", 1, "roce_np/enable/3"),
+        ("hosts/h1/sys/class/net/eth0/ecn/roce_rp/rpg_gd", 1, "roce_rp/rpg_gd"),
+    ]
+
+
+def test_every_file_bad_still_raises() -> None:
+    with pytest.raises(ParseError, match="an integer"):
+        sysfs_ecn.parse_tree({"roce_np/enable/3": "on"}, "ecn", ParseProblems("ecn"))
+
+
+def test_flat_paste_with_prompts_blank_lines_and_grep_paths() -> None:
+    files = _tree({3}, {0, 3})
+    text = "$ grep -r . /sys/class/net/eth0/ecn/roce_np\n"
+    text += "".join(f"/sys/class/net/eth0/ecn/{k}:{v.strip()}\n" for k, v in files.items() if k.startswith("roce_np"))
+    text += "\nroot@h1:~# grep -r . /sys/class/net/eth0/ecn/roce_rp\n"
+    text += "".join(f"/sys/class/net/eth0/ecn/{k}:{v.strip()}\n" for k, v in files.items() if k.startswith("roce_rp"))
+    assert sysfs_ecn.parse(text, "flat.txt") == sysfs_ecn.parse_tree(files)
+
+
+def test_flat_bad_line_is_located() -> None:
+    files = _tree({3}, {3})
+    lines = [f"ecn/{k}: {v.strip()}" for k, v in files.items()]
+    bad = lines.index("ecn/roce_np/cnp_dscp: 48")
+    lines[bad] = "ecn/roce_np/cnp_dscp: forty-eight"
+    log = ParseProblems("flat.txt")
+    ecn = sysfs_ecn.parse("\n".join(lines), "flat.txt", log)
+    assert ecn.roce_np is not None and ecn.roce_np.params == {"cnp_802p_prio": 6}
+    assert [(p.line, p.skipped) for p in log.problems] == [(bad + 1, "roce_np/cnp_dscp")]

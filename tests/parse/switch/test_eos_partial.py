@@ -168,3 +168,98 @@ def test_running_config_bad_profile_costs_the_interfaces_applying_it() -> None:
     assert {p.skipped for p in log.problems[1:]} == {f"interface {n}, which applies that profile" for n in users}
     assert "experiment" not in got.qos_profiles and set(got.interfaces) == set(whole.interfaces) - users
     assert all(got.interface_qos[n] == whole.interface_qos[n] for n in got.interface_qos)
+
+
+def _anta(name: str, case: str) -> dict[str, Any]:
+    wrapper = json.loads((DATA / "samples/switch/eos" / name).read_text())
+    fixture: dict[str, Any] = wrapper["fixtures"][case]
+    return fixture
+
+
+def _break_pfc(doc: dict[str, Any]) -> tuple[str, str]:
+    name = sorted(doc["interfaceCounters"])[1]
+    doc["interfaceCounters"][name]["rxFrames"] = "12k"
+    return name, "rxFrames"
+
+
+def _break_ecn(doc: dict[str, Any]) -> tuple[str, str]:
+    name = sorted(doc["intfQueueCounters"])[1]
+    doc["intfQueueCounters"][name]["queueCounters"]["1"] = "lots"
+    return name, "queueCounters"
+
+
+def _break_queue(doc: dict[str, Any]) -> tuple[str, str]:
+    name = sorted(doc["egressQueueCounters"]["interfaces"])[1]
+    tcs = doc["egressQueueCounters"]["interfaces"][name]["ucastQueues"]["trafficClasses"]
+    tcs["TCx"] = tcs.pop(sorted(tcs)[0])
+    return name, "TCx"
+
+
+@pytest.mark.parametrize(
+    ("sample", "case", "parser", "corrupt"),
+    [
+        ("eos_show_priority_flow_control_counters.json", "failure", eos_json.parse_pfc_counters, _break_pfc),
+        ("eos_show_qos_interfaces_ecn_counters_queue.json", "failure", eos_json.parse_ecn_counters, _break_ecn),
+        (
+            "eos_show_interfaces_counters_queue_detail.json",
+            "failure",
+            eos_json.parse_queue_counters_detail,
+            _break_queue,
+        ),
+        (
+            "eos_show_interfaces_counters_queue_detail.json",
+            "success-all-modular",
+            eos_json.parse_queue_counters_detail,
+            _break_queue,
+        ),
+    ],
+)
+def test_eapi_counters_bad_entry_costs_that_interface(
+    sample: str, case: str, parser: Callable[..., Any], corrupt: Callable[[dict[str, Any]], tuple[str, str]]
+) -> None:
+    doc = _anta(sample, case)
+    whole = parser(json.dumps(doc))
+    name, key = corrupt(doc)
+    broken = json.dumps(doc)
+    with pytest.raises(ParseError):
+        parser(broken)
+    got, log = _lenient(parser, broken)
+    (problem,) = log.problems
+    assert problem.key is not None and name in problem.key and key in problem.key
+    assert name in problem.skipped
+    assert len(whole.interfaces) > 1 and got.interfaces == {k: v for k, v in whole.interfaces.items() if k != name}
+
+
+def test_eapi_counters_every_entry_bad_still_raises() -> None:
+    doc = {"interfaceCounters": {"Ethernet1": {"rxFrames": "x"}, "Ethernet2": []}}
+    with pytest.raises(ParseError):
+        eos_json.parse_pfc_counters(json.dumps(doc), "sample", ParseProblems("sample"))
+
+
+@pytest.mark.parametrize(
+    ("sample", "parser", "command"),
+    [
+        (
+            "eos_show_priority_flow_control_counters.json",
+            eos_json.parse_pfc_counters,
+            "show priority-flow-control counters",
+        ),
+        (
+            "eos_show_qos_interfaces_ecn_counters_queue.json",
+            eos_json.parse_ecn_counters,
+            "show qos interfaces ecn counters queue",
+        ),
+        (
+            "eos_show_interfaces_counters_queue_detail.json",
+            eos_json.parse_queue_counters_detail,
+            "show interfaces counters queue detail",
+        ),
+    ],
+)
+def test_eapi_counters_pasted_with_their_prompt_lines(sample: str, parser: Callable[..., Any], command: str) -> None:
+    reply = json.dumps(_anta(sample, "failure"), indent=2)
+    pasted = f"leaf1#{command} | json\n{reply}\nleaf1#\n"
+    assert parser(pasted, "sample") == parser(reply, "sample")
+    with pytest.raises(ParseError) as info:  # a prompt inside the JSON is not dropped: the error names its line
+        parser(reply.replace("\n", "\nleaf1#\n", 1), "sample")
+    assert info.value.line == 2

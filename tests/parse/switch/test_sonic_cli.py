@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.switch import sonic_cli
 from unifab.parse.switch.sonic_cli import SonicCliPfcWatchdog, SonicCliQueue, expand_list
 
@@ -169,3 +169,82 @@ def test_prompt_lines_around_the_config_are_ignored() -> None:
     with_prompts = sonic_cli.parse(text, "t")
     without = sonic_cli.parse("!\ninterface Eth1/1\n mtu 9100\n!\n", "t")
     assert with_prompts == without
+
+
+# --- partial reading and pasted captures -------------------------------------------------------------
+
+
+def _two_ports(samples: Path) -> str:
+    """The sample with its interface block repeated as Eth1/2 (the excerpt configures one port)."""
+    text = read(samples)
+    start = text.index("interface Eth1/1")
+    end = text.find("\n!", start)
+    block = text[start : end if end >= 0 else len(text)]
+    return text + "\n!\n" + block.replace("interface Eth1/1", "interface Eth1/2") + "\n!\n"
+
+
+def _lenient(text: str) -> tuple[sonic_cli.SonicCliConfig, ParseProblems]:
+    log = ParseProblems(SAMPLE)
+    return sonic_cli.parse(text, SAMPLE, log), log
+
+
+def _break(text: str, old: str, new: str, after: str = "") -> tuple[str, int]:
+    lines = text.split("\n")
+    i = lines.index(old, lines.index(after) if after else 0)
+    lines[i] = new
+    return "\n".join(lines), i + 1
+
+
+def test_bad_interface_line_costs_that_interface(samples: Path) -> None:
+    text = _two_ports(samples)
+    whole = sonic_cli.parse(text, SAMPLE)
+    broken, line = _break(text, "mtu 9216", "mtu jumbo", after="interface Eth1/1")
+    with pytest.raises(ParseError):
+        sonic_cli.parse(broken, SAMPLE)
+    got, log = _lenient(broken)
+    (problem,) = log.problems
+    assert (problem.line, problem.skipped) == (line, "interface Eth1/1")
+    assert got.ports == {"Eth1/2": whole.ports["Eth1/2"]}
+    assert (got.wred_policies, got.scheduler_policies, got.maps) == (
+        whole.wred_policies,
+        whole.scheduler_policies,
+        whole.maps,
+    )
+
+
+def test_bad_map_line_costs_the_map_and_the_interfaces_binding_it(samples: Path) -> None:
+    text = _two_ports(samples)
+    whole = sonic_cli.parse(text, SAMPLE)
+    broken, line = _break(text, "dscp 4 traffic-class 4", "dscp 4 traffic-class 9")
+    got, log = _lenient(broken)
+    first, *bound = log.problems
+    assert (first.line, first.skipped) == (line, "qos map dscp-tc ROCE and every interface binding it")
+    assert [p.skipped for p in bound] == ["interface Eth1/1", "interface Eth1/2"]
+    assert all(f"its line {line} is not" in p.expected for p in bound)
+    assert got.ports == {}
+    assert got.maps == tuple(m for m in whole.maps if (m.kind, m.name) != ("dscp-tc", "ROCE"))
+    assert (got.wred_policies, got.scheduler_policies) == (whole.wred_policies, whole.scheduler_policies)
+
+
+def test_dangling_binding_costs_that_interface(samples: Path) -> None:
+    text = _two_ports(samples)
+    whole = sonic_cli.parse(text, SAMPLE)
+    broken, line = _break(text, "scheduler-policy ROCE", "scheduler-policy GONE", after="interface Eth1/2")
+    got, log = _lenient(broken)
+    (problem,) = log.problems
+    assert (problem.line, problem.skipped) == (line, "interface Eth1/2")
+    assert got.ports == {"Eth1/1": whole.ports["Eth1/1"]}
+
+
+def test_pasted_blocks_with_prompts_and_blank_lines(samples: Path) -> None:
+    text = read(samples)
+    whole = sonic_cli.parse(text, SAMPLE)
+    start = text.index("interface Eth1/1")
+    pasted = (
+        "sonic# show running-configuration qos\n\n"
+        + text[:start]
+        + "\n\nsonic# show running-configuration interface Eth1/1\n# the port\n\n"
+        + text[start:]
+        + "\nsonic#\n"
+    )
+    assert sonic_cli.parse(pasted, SAMPLE) == whole

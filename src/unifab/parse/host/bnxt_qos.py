@@ -19,10 +19,22 @@ collector's test fixture; repositories not recorded) -- no sample of ours exists
 
     TC Rate Limit: 100% 100% 100% 0% 0% 0% 0% 0%            one percentage per TC
 
-Each section and line may appear once (APP entries once per ``APP#N``), in any order; anything else
-is an error. The record is normalized like ``mlnx_qos``: ``prio_tc`` from PRIO_MAP, ``tcs`` from
+Each section and line may appear once (APP entries once per ``APP#N``), in any order; blank lines and
+collapsed padding (``PRIO_MAP: 0:0 1:0``) are accepted, and so are prompt lines pasted before or after the
+output (``$ sudo niccli -dev 1 getqos``, ``root@h1:~#``; :func:`unifab.parse._text.blank_prompts`; not
+between the lines, where ``APP#0:`` at column 0 would look like one); anything else is an error.
+
+The record is normalized like ``mlnx_qos``: ``prio_tc`` from PRIO_MAP, ``tcs`` from
 TSA_MAP with their bandwidth and rate limit, ``pfc_enabled``, ``dscp2prio`` from the DSCP (selector 5)
 APP entries and ``trust`` = ``"dscp"`` when there is at least one (None otherwise: getqos does not say).
+
+``parse`` stays all-or-nothing on purpose, re-judged against partial reading (docs/parsers.md): every
+getqos line is a whole-NIC table whose record has no "unknown" per entry. A dropped ``APP#N`` reads as
+that DSCP left unmapped (priority 0 under DSCP trust), a dropped ``PFC enabled`` as PFC off on every
+priority, a dropped token of ``PRIO_MAP``/``TSA_MAP`` as a priority without a TC or a TC without a
+scheduler; each would be judged as configured that way, a false finding with a fix that changes the NIC.
+A bad getqos file therefore costs the NIC's QoS (``INPUT-UNREADABLE``; its checks skip it as unknown).
+The configfs tree (``parse_tree``) does read in part: each of its values has its own ``None``.
 
 ``parse_tree`` reads ``/sys/kernel/config/bnxt_re/<dev>/`` (paths ``ports/<p>/cc/<file>``, or bare
 ``<file>`` names for the ``cc/`` directory itself). bnxt_re ``configfs.c``: every single-value file
@@ -39,7 +51,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import blank_prompts
 
 __all__ = [
     "APP_HEADER",
@@ -304,7 +317,7 @@ class _Parser:
 def parse(text: str, source: str = "<input>") -> BnxtQos:
     """Read ``niccli -dev <n> getqos`` / ``bnxtqos -dev=<if> get_qos`` output."""
     parser = _Parser(source)
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in enumerate(blank_prompts(text).split("\n"), start=1):
         if raw.strip():
             parser.number = number
             parser.line(raw)
@@ -332,8 +345,23 @@ def _apply_summary(content: str, where: str) -> dict[str, str]:
     return out
 
 
-def parse_tree(files: Mapping[str, str], source: str = "<input>") -> BnxtQos:
-    """Read ``/sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc/`` files into ``BnxtQos.cc``."""
+def _cc_value(name: str, content: str, where: str) -> int:
+    value = content.strip()
+    if _HEX.match(value):
+        return int(value, 16)
+    if _NUM.match(value):
+        return int(value)
+    raise ParseError(where, f"expected a number ('0x1a' or '0') in {name}, got {value[:30]!r}", line=1)
+
+
+def parse_tree(files: Mapping[str, str], source: str = "<input>", problems: ParseProblems | None = None) -> BnxtQos:
+    """Read ``/sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc/`` files into ``BnxtQos.cc``.
+
+    With a collector a file that cannot be read costs that value only (its property reads ``None``,
+    unknown; ``dcqcn_on`` too when ``ecn_enable`` or ``ecn_marking`` is the bad file); a tree whose every
+    file is bad raises.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
     ports: dict[int | None, tuple[dict[str, int], dict[str, str]]] = {}
     for rel, content in files.items():
         m = _CC_PATH.match(rel.strip("/"))
@@ -341,17 +369,15 @@ def parse_tree(files: Mapping[str, str], source: str = "<input>") -> BnxtQos:
             continue
         where = f"{source}/{rel}"
         params, summary = ports.setdefault(None if m[1] is None else int(m[1]), ({}, {}))
-        value = content.strip()
-        if m[2] == "apply":
-            summary.update(_apply_summary(content, where))
-        elif _HEX.match(value):
-            params[m[2]] = int(value, 16)
-        elif _NUM.match(value):
-            params[m[2]] = int(value)
-        else:
-            raise ParseError(where, f"expected a number ('0x1a' or '0') in {m[2]}, got {value[:30]!r}", line=1)
+        with log.skipping(rel.strip("/")):
+            if m[2] == "apply":
+                summary.update(_apply_summary(content, where))
+            else:
+                params[m[2]] = _cc_value(m[2], content, where)
     if not ports:
         raise ParseError(source, "expected ports/<p>/cc/<file> files of the bnxt_re configfs", line=1)
+    if log.problems and not any(params or summary for params, summary in ports.values()):
+        raise log.problems[0].error()
     cc = tuple(
         BnxtCc(port, dict(sorted(params.items())), summary)
         for port, (params, summary) in sorted(ports.items(), key=lambda kv: -1 if kv[0] is None else kv[0])

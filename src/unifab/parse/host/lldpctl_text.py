@@ -35,9 +35,17 @@ peer sent the 802.3 max-frame-size TLV.
 :func:`parse_details` returns the full :class:`~unifab.parse.host.lldpcli.LldpNeighbor` records (equal
 to what the JSON/keyvalue parsers give for the same capture); :func:`parse` returns the normalized
 :class:`~unifab.parse.netdev.Neighbor`. The ``LLDP neighbors:`` header is required; ``lldpcli show
-interfaces``/``statistics``/``configuration`` text is rejected. Prompt/command lines pasted before or
-after the output (``$ sudo lldpctl``, see :func:`unifab.parse._text.blank_prompts`) are ignored. Not
-kept: RID, MgmtIface, disabled capabilities, VLAN/PPVID/PI, LLDP-MED, autonegotiation, power, unknown TLVs.
+interfaces``/``statistics``/``configuration`` text is rejected. Pasted captures are read as they come:
+prompt/command lines (``$ sudo lldpctl``, ``root@h1:~# lldpctl eth1``, ``#`` comments; see
+:func:`unifab.parse._text.is_prompt`) anywhere, several runs each with its own dashed rules and
+``LLDP neighbors:`` header, blank lines between them, and labels whose column padding was collapsed
+(``SysName: exit01``). Not kept: RID, MgmtIface, disabled capabilities, VLAN/PPVID/PI, LLDP-MED,
+autonegotiation, power, unknown TLVs.
+
+With a :class:`~unifab.errors.ParseProblems` collector a bad line costs the neighbour it belongs to (from
+its ``Interface:`` line to the next one; a bad ``TTL``/``MFS`` value that neighbour too), a bad
+unindented line the indented lines under it; the problem names the line. Text that is not this format
+(no ``LLDP neighbors:`` header before the first interface), or whose every neighbour is bad, raises.
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import blank_prompts
 from unifab.parse.host.lldpcli import LldpNeighbor
 from unifab.parse.netdev import Neighbor, neighbor_from_lldpd
@@ -129,102 +137,149 @@ def _finish(draft: _Draft, source: str) -> LldpNeighbor:
     )
 
 
-def parse_details(text: str, source: str = "<input>") -> tuple[LldpNeighbor, ...]:
-    """Parse lldpd's plain text into full :class:`LldpNeighbor` records, in file order."""
-    neighbors: list[LldpNeighbor] = []
+@dataclass(slots=True)
+class _Reader:
+    """State of one pass over the text; :meth:`line` raises a :class:`ParseError` for a bad line."""
+
+    source: str
+    log: ParseProblems
+    neighbors: list[LldpNeighbor] = field(default_factory=list)
     draft: _Draft | None = None
-    seen_header = False
+    seen_header: bool = False
     section: str | None = None
     # the value a continuation line extends: (field name or None when not kept, indent to strip)
     continues: tuple[str | None, int] | None = None
+    skipping: bool = False  # inside the indented lines of a neighbour already given up
 
-    def close() -> None:
-        nonlocal draft
+    def close(self) -> None:
+        draft, self.draft = self.draft, None
         if draft is not None:
-            neighbors.append(_finish(draft, source))
-        draft = None
+            with self.log.skipping(_what(draft)):
+                self.neighbors.append(_finish(draft, self.source))
 
-    for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
+    def top(self, line: str, stripped: str, number: int) -> None:
+        self.continues = None
+        self.skipping = False
+        header = _SECTION_HEADER.fullmatch(stripped)
+        if header:
+            if header.group(1) != "neighbors":
+                raise ParseError(self.source, f"expected {_EXPECTED_HEADER}, got {stripped!r}", line=number)
+            self.close()
+            self.seen_header = True  # one per pasted run (`$ lldpctl eth0`, `$ lldpctl eth1`, ...)
+            return
+        match = _INTERFACE.fullmatch(line.rstrip())
+        if match is None or not self.seen_header:
+            expected = (
+                f"`Interface:    <ifname>, via: ...` or a separator, got {stripped!r}"
+                if match is None
+                else f"{_EXPECTED_HEADER} before the first interface"
+            )
+            if not self.seen_header:  # not this format at all: nothing to read past
+                raise ParseError(self.source, expected, line=number)
+            self.close()
+            self.skipping = True
+            self.log.add(expected, f"line {number} and the indented lines under it", line=number)
+            return
+        self.close()
+        attrs = match.group("attrs") or ""
+        via = _VIA.search(attrs)
+        age = _AGE.search(attrs)
+        self.draft = _Draft(
+            local_port=match.group("name"),
+            via=via.group(1).strip() if via else None,
+            age=age.group(1).strip() if age else None,
+            line=number,
+        )
+        self.section = None
+
+    def indented(self, line: str, stripped: str, indent: int, number: int) -> None:
+        draft = self.draft
+        if draft is None:
+            raise ParseError(
+                self.source, "expected `Interface:    <ifname>, via: ...` before indented lines", line=number
+            )
+        if indent >= _CONTINUATION_INDENT:
+            if self.continues is None:
+                raise ParseError(self.source, f"expected a `Label:  value` line, got {stripped!r}", line=number)
+            name, strip = self.continues
+            if name is not None:
+                value, first = draft.single[name]
+                draft.single[name] = (value + "\n" + line[min(indent, strip) :].rstrip(), first)
+            return
+        label = _LABEL.fullmatch(line)
+        if label is None:
+            raise ParseError(self.source, f"expected a `Label:  value` line, got {stripped!r}", line=number)
+        name_text, value = label.group(2).strip(), label.group(3).strip()
+        depth = indent // 2 + 1
+        self.continues = (None, indent + 14)
+        if depth == 2:
+            self.section = name_text
+            return
+        if depth != 3:
+            return
+        key = _SINGLE.get((self.section or "", name_text))
+        if key is not None:
+            if key in draft.single:
+                raise ParseError(
+                    self.source,
+                    f"expected one {name_text} per neighbor, it repeats line {draft.single[key][1]}",
+                    line=number,
+                )
+            draft.single[key] = (value, number)
+            self.continues = (key, indent + 14)
+        elif self.section == "Chassis" and name_text == "MgmtIP":
+            draft.mgmt_ips.append(value)
+        elif self.section == "Chassis" and name_text == "Capability":
+            cap, _, state = value.partition(", ")
+            if state not in ("on", "off"):
+                raise ParseError(self.source, f"expected `Capability: <name>, on|off`, got {value!r}", line=number)
+            if state == "on":
+                draft.caps.append(cap)
+
+
+def _what(draft: _Draft) -> str:
+    return f"the LLDP neighbour on {draft.local_port} (line {draft.line})"
+
+
+def parse_details(
+    text: str, source: str = "<input>", problems: ParseProblems | None = None
+) -> tuple[LldpNeighbor, ...]:
+    """Parse lldpd's plain text into full :class:`LldpNeighbor` records, in file order.
+
+    With a collector a bad line costs the neighbour it belongs to (see the module doc).
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
+    r = _Reader(source, log)
+    for number, raw in enumerate(blank_prompts(text, anywhere=True).splitlines(), start=1):
         line = raw.rstrip("\r")
         stripped = line.strip()
         indent = len(line) - len(line.lstrip(" "))
         if not stripped:
             continue
         if _SEPARATOR.fullmatch(stripped):
-            continues = None
+            r.continues = None
             continue
         if indent == 0:
-            continues = None
-            header = _SECTION_HEADER.fullmatch(stripped)
-            if header:
-                if header.group(1) != "neighbors" or seen_header:
-                    raise ParseError(source, f"expected {_EXPECTED_HEADER}, got {stripped!r}", line=number)
-                seen_header = True
-                continue
-            match = _INTERFACE.fullmatch(line.rstrip())
-            if match is None:
-                raise ParseError(
-                    source, f"expected `Interface:    <ifname>, via: ...` or a separator, got {stripped!r}", line=number
-                )
-            if not seen_header:
-                raise ParseError(source, f"expected {_EXPECTED_HEADER} before the first interface", line=number)
-            close()
-            attrs = match.group("attrs") or ""
-            via = _VIA.search(attrs)
-            age = _AGE.search(attrs)
-            draft = _Draft(
-                local_port=match.group("name"),
-                via=via.group(1).strip() if via else None,
-                age=age.group(1).strip() if age else None,
-                line=number,
-            )
-            section = None
+            r.top(line, stripped, number)
             continue
-        if draft is None:
-            raise ParseError(source, "expected `Interface:    <ifname>, via: ...` before indented lines", line=number)
-        if indent >= _CONTINUATION_INDENT:
-            if continues is None:
-                raise ParseError(source, f"expected a `Label:  value` line, got {stripped!r}", line=number)
-            name, strip = continues
-            if name is not None:
-                value, first = draft.single[name]
-                draft.single[name] = (value + "\n" + line[min(indent, strip) :].rstrip(), first)
+        if r.skipping:
             continue
-        label = _LABEL.fullmatch(line)
-        if label is None:
-            raise ParseError(source, f"expected a `Label:  value` line, got {stripped!r}", line=number)
-        name_text, value = label.group(2).strip(), label.group(3).strip()
-        depth = indent // 2 + 1
-        continues = (None, indent + 14)
-        if depth == 2:
-            section = name_text
-            continue
-        if depth != 3:
-            continue
-        key = _SINGLE.get((section or "", name_text))
-        if key is not None:
-            if key in draft.single:
-                raise ParseError(
-                    source,
-                    f"expected one {name_text} per neighbor, it repeats line {draft.single[key][1]}",
-                    line=number,
-                )
-            draft.single[key] = (value, number)
-            continues = (key, indent + 14)
-        elif section == "Chassis" and name_text == "MgmtIP":
-            draft.mgmt_ips.append(value)
-        elif section == "Chassis" and name_text == "Capability":
-            cap, _, state = value.partition(", ")
-            if state not in ("on", "off"):
-                raise ParseError(source, f"expected `Capability: <name>, on|off`, got {value!r}", line=number)
-            if state == "on":
-                draft.caps.append(cap)
-    close()
-    if not seen_header:
+        draft = r.draft
+        try:
+            r.indented(line, stripped, indent, number)
+        except ParseError as exc:
+            if draft is None or log.is_strict:
+                raise
+            log.record(exc, _what(draft))
+            r.draft, r.skipping = None, True  # the rest of this neighbour's lines are skipped
+    r.close()
+    if not r.seen_header:
         raise ParseError(source, f"expected {_EXPECTED_HEADER}", line=1)
-    return tuple(neighbors)
+    if not r.neighbors and log.problems:
+        raise log.problems[0].error()
+    return tuple(r.neighbors)
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Neighbor, ...]:
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
     """Parse lldpd's plain text into normalized :class:`Neighbor` records, in file order."""
-    return tuple(neighbor_from_lldpd(nb) for nb in parse_details(text, source))
+    return tuple(neighbor_from_lldpd(nb) for nb in parse_details(text, source, problems))

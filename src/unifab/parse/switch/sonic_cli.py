@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._text import blank_prompts
 
 __all__ = [
@@ -200,6 +200,7 @@ class _Reader:
     sched: dict[str, dict[int, list[str | int | None]]] = field(default_factory=dict)
     maps: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
     ifaces: dict[str, _Iface] = field(default_factory=dict)
+    broken: dict[str, int] = field(default_factory=dict)  # object dropped for a bad line -> that line
 
     def fail(self, n: int, expected: str) -> ParseError:
         return ParseError(self.source, expected, line=n)
@@ -365,14 +366,58 @@ def _pfc_line(r: _Reader, it: _Iface, words: list[str], n: int) -> None:
             it.wd_restore_ms = r.int_arg(rest, 1, n, "the restore time (ms)")
 
 
-def parse(text: str, source: str = "<input>") -> SonicCliConfig:
-    """Read a sonic-cli running configuration and resolve each interface's QoS."""
+_WHAT = {"interface": "interface {}", "wred": "qos wred-policy {}", "sched": "qos scheduler-policy {}"}
+
+
+def _object(kind: str, name: str, extra: str) -> str:
+    """How the config names a block: ``interface Eth1/1``, ``qos map dscp-tc ROCE``, ..."""
+    return f"qos map {extra} {name}" if kind == "map" else _WHAT[kind].format(name)
+
+
+def _line(r: _Reader, block: tuple[str, str, str], sched_queue: int | None, body: str, n: int) -> int | None:
+    kind, name, extra = block
+    if kind == "interface":
+        _iface_line(r, r.ifaces[name], body, n)
+    elif kind == "wred":
+        _wred_line(r, r.wred[name], body, n)
+    elif kind == "sched":
+        return _sched_line(r, r.sched[name], sched_queue, body, n)
+    elif kind == "map":
+        _map_line(r, extra, name, body, n)
+    return sched_queue
+
+
+def _give_up(r: _Reader, block: tuple[str, str, str], exc: ParseError, log: ParseProblems) -> None:
+    """A bad line in ``block``: the whole object is dropped (a half-read map or policy would read as set)."""
+    kind, name, extra = block
+    what = _object(kind, name, extra)
+    if kind == "interface":
+        r.ifaces.pop(name, None)
+        log.record(exc, what)
+    else:
+        if kind == "wred":
+            r.wred.pop(name, None)
+        elif kind == "sched":
+            r.sched.pop(name, None)
+        else:
+            r.maps.pop((extra, name), None)
+        log.record(exc, f"{what} and every interface binding it")
+    r.broken[what] = exc.line or 0
+
+
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> SonicCliConfig:
+    """Read a sonic-cli running configuration and resolve each interface's QoS.
+
+    With a collector a bad line costs its block: an interface, or a policy or map and every interface
+    binding it (a dangling binding costs that interface); a bad header line the lines of its block.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
     r = _Reader(source)
     block: tuple[str, str, str] = ("none", "", "")
     sched_queue: int | None = None
     after_bang = False
     seen = False
-    for n, raw in enumerate(blank_prompts(text).splitlines(), 1):
+    for n, raw in enumerate(blank_prompts(text, anywhere=True).splitlines(), 1):
         body = raw.strip()
         if not body:
             continue
@@ -381,28 +426,34 @@ def parse(text: str, source: str = "<input>") -> SonicCliConfig:
             after_bang = True
             continue
         indented = raw[:1].isspace()
-        header = _header(r, body, n) if not indented and _HEADERS.match(body + " ") else None
-        if header is not None:
-            block, sched_queue, after_bang = header, None, False
-            continue
+        if not indented and _HEADERS.match(body + " "):
+            try:
+                header = _header(r, body, n)
+            except ParseError as exc:
+                log.record(exc, f"line {n} and the lines of its block")
+                block, sched_queue, after_bang = ("other", "", ""), None, False
+                continue
+            if header is not None:
+                if header[0] != "other" and _object(*header) in r.broken:
+                    header = ("other", "", "")  # the object is dropped already: its later lines too
+                block, sched_queue, after_bang = header, None, False
+                continue
         if not indented and after_bang and not (block[0] == "sched" and body.split()[0] == "queue"):
             block = ("other", "", "")
         after_bang = False
-        kind, name, extra = block
-        if kind == "interface":
-            _iface_line(r, r.ifaces[name], body, n)
-        elif kind == "wred":
-            _wred_line(r, r.wred[name], body, n)
-        elif kind == "sched":
-            sched_queue = _sched_line(r, r.sched[name], sched_queue, body, n)
-        elif kind == "map":
-            _map_line(r, extra, name, body, n)
+        try:
+            sched_queue = _line(r, block, sched_queue, body, n)
+        except ParseError as exc:
+            if log.is_strict:
+                raise
+            _give_up(r, block, exc, log)
+            block = ("other", "", "")
     if not seen:
         raise ParseError(source, "expected a sonic-cli running configuration, got empty input", line=1)
-    return _resolve(r)
+    return _resolve(r, log)
 
 
-def _resolve(r: _Reader) -> SonicCliConfig:
+def _resolve(r: _Reader, log: ParseProblems) -> SonicCliConfig:
     wred = {
         name: SonicCliWredPolicy(
             name=name,
@@ -420,9 +471,20 @@ def _resolve(r: _Reader) -> SonicCliConfig:
         )
         for name, queues in r.sched.items()
     }
-    ports = {name: _port(r, it, wred, sched) for name, it in r.ifaces.items()}
+    ports: dict[str, SonicCliPortQos] = {}
+    for name, it in r.ifaces.items():
+        with log.skipping(f"interface {name}"):
+            ports[name] = _port(r, it, wred, sched)
+    if log.problems and not (ports or r.wred or r.sched or r.maps):  # nothing usable was read
+        raise log.problems[0].error()
     maps = tuple(SonicCliQosMap(kind, name, dict(sorted(e.items()))) for (kind, name), e in r.maps.items())
     return SonicCliConfig(wred_policies=wred, scheduler_policies=sched, maps=maps, ports=ports)
+
+
+def _undefined(r: _Reader, what: str) -> str:
+    if what in r.broken:
+        return f"expected {what!r} to be readable (its line {r.broken[what]} is not)"
+    return f"expected {what!r} to be defined"
 
 
 def _port(
@@ -434,16 +496,16 @@ def _port(
     bound: dict[str, dict[int, int]] = {}
     for kind, (map_name, n) in it.maps.items():
         if (kind, map_name) not in r.maps:
-            raise r.fail(n, f"expected 'qos map {kind} {map_name}' to be defined")
+            raise r.fail(n, _undefined(r, f"qos map {kind} {map_name}"))
         bound[kind] = dict(sorted(r.maps[(kind, map_name)].items()))
     sched_queues: dict[int, SonicCliSchedulerQueue] = {}
     if it.scheduler is not None:
         if it.scheduler[0] not in sched:
-            raise r.fail(it.scheduler[1], f"expected 'qos scheduler-policy {it.scheduler[0]}' to be defined")
+            raise r.fail(it.scheduler[1], _undefined(r, f"qos scheduler-policy {it.scheduler[0]}"))
         sched_queues = {q.index: q for q in sched[it.scheduler[0]]}
     for policy, n in it.queue_wred.values():
         if policy not in wred:
-            raise r.fail(n, f"expected 'qos wred-policy {policy}' to be defined")
+            raise r.fail(n, _undefined(r, f"qos wred-policy {policy}"))
     queues: dict[int, SonicCliQueue] = {}
     for index in sorted({*sched_queues, *it.queue_wred}):
         sq = sched_queues.get(index)

@@ -7,6 +7,7 @@ import orjson
 
 from unifab.errors import ParseError
 from unifab.parse._json import child, type_name
+from unifab.parse._text import blank_prompts, decode_utf8
 
 __all__ = [
     "as_int",
@@ -80,11 +81,27 @@ def numbered(key: str, prefix: str, path: str, source: str) -> int:
 
 
 def load_reply(text: str | bytes, source: str) -> object:
-    """Decode the JSON text of a reply."""
+    """Decode the JSON text of a reply.
+
+    A ``show ... | json`` pasted from a session carries its prompt lines (``leaf1#show interfaces | json``
+    before, a bare ``leaf1#`` after; :func:`unifab.parse._text.blank_prompts`): they are dropped, line
+    numbers kept, when the text is not JSON as it stands.
+    """
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise ParseError(source, f"a JSON document ({exc.msg})", line=exc.lineno) from None
+        error = ParseError(source, f"a JSON document ({exc.msg})", line=exc.lineno)
+    try:
+        raw = decode_utf8(text, source)
+    except ParseError:
+        raise error from None
+    cleaned = blank_prompts(raw)
+    if cleaned != raw and cleaned.strip():
+        try:
+            return orjson.loads(cleaned)
+        except orjson.JSONDecodeError:
+            pass
+    raise error from None
 
 
 def first_result(doc: object, source: str) -> tuple[dict[str, object], str]:

@@ -1,9 +1,18 @@
 """PFC, ECN and egress queue counters: :func:`pfc_counters_from`, :func:`ecn_counters_from`,
-:func:`queue_counters_from`."""
+:func:`queue_counters_from`.
+
+With a :class:`~unifab.errors.ParseProblems` collector an interface entry that cannot be read (a value of the
+wrong type, a priority, queue, TC or drop-precedence key that is not a number) costs that interface's
+counters, named by its key path; the other interfaces read as in an unharmed reply. A half-read interface is
+never kept: a missing priority or queue would read as one that counted nothing. A reply without its body
+key, or whose every interface is bad, raises.
+"""
 
 from __future__ import annotations
 
-from unifab.errors import ParseError
+from typing import TypeVar
+
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child
 from unifab.parse.switch.eos_json.access import as_int, as_object, member, numbered, opt_int
 from unifab.parse.switch.eos_json.commands import (
@@ -23,6 +32,8 @@ from unifab.parse.switch.eos_json.records import (
 )
 
 __all__ = ["QUEUE_TYPES", "ecn_counters_from", "pfc_counters_from", "queue_counters_from"]
+
+T = TypeVar("T")
 
 QUEUE_TYPES = {"ucastQueues": "unicast", "mcastQueues": "multicast"}
 
@@ -49,8 +60,18 @@ def _pfc_detail(name: str, e: dict[str, object], path: str, source: str) -> EosP
     )
 
 
-def pfc_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosPfcCounters:
+def _checked(body: dict[str, object], out: dict[str, T], log: ParseProblems) -> dict[str, T]:
+    """``out``, unless every interface of a non-empty ``body`` was bad: then the first problem is raised."""
+    if body and not out:
+        raise log.problems[0].error()
+    return out
+
+
+def pfc_counters_from(
+    obj: object, source: str = "<input>", path: str = "", problems: ParseProblems | None = None
+) -> EosPfcCounters:
     """Read ``show priority-flow-control counters`` (totals) or ``... counters detail`` (per priority)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     root = as_object(obj, path, source)
     detail = "interfaceCounters" not in root
     key = "interfaces" if detail else "interfaceCounters"
@@ -59,19 +80,20 @@ def pfc_counters_from(obj: object, source: str = "<input>", path: str = "") -> E
     bp = child(path, key)
     out: dict[str, EosPfcInterfaceCounters] = {}
     for name, value in body.items():
-        p = child(bp, name)
-        e = as_object(value, p, source)
-        if detail:
-            out[name] = _pfc_detail(name, e, p, source)
-        else:
-            out[name] = EosPfcInterfaceCounters(
-                interface=name,
-                rx_frames=opt_int(e, "rxFrames", p, source),
-                tx_frames=opt_int(e, "txFrames", p, source),
-                rx_frames_by_priority={},
-                tx_frames_by_priority={},
-            )
-    return EosPfcCounters(detail=detail, interfaces=out)
+        with log.skipping(f"the PFC counters of {name}"):
+            p = child(bp, name)
+            e = as_object(value, p, source)
+            if detail:
+                out[name] = _pfc_detail(name, e, p, source)
+            else:
+                out[name] = EosPfcInterfaceCounters(
+                    interface=name,
+                    rx_frames=opt_int(e, "rxFrames", p, source),
+                    tx_frames=opt_int(e, "txFrames", p, source),
+                    rx_frames_by_priority={},
+                    tx_frames_by_priority={},
+                )
+    return EosPfcCounters(detail=detail, interfaces=_checked(body, out, log))
 
 
 def _ecn_count(value: object, path: str, source: str) -> int | None:
@@ -84,19 +106,23 @@ def _ecn_count(value: object, path: str, source: str) -> int | None:
     return as_int(value, path, source)
 
 
-def ecn_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosEcnCounters:
+def ecn_counters_from(
+    obj: object, source: str = "<input>", path: str = "", problems: ParseProblems | None = None
+) -> EosEcnCounters:
     """Read a decoded ``show qos interfaces ecn counters queue`` reply."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     root = as_object(obj, path, source)
     body = member(root, "intfQueueCounters", path, source, SHOW_ECN_COUNTERS)
     bp = child(path, "intfQueueCounters")
     out: dict[str, EosEcnQueueCounters] = {}
     for name, value in body.items():
-        p = child(bp, name)
-        qp = child(p, "queueCounters")
-        queues = as_object(as_object(value, p, source).get("queueCounters", {}), qp, source)
-        counts = {numbered(q, "", qp, source): _ecn_count(v, child(qp, q), source) for q, v in queues.items()}
-        out[name] = EosEcnQueueCounters(name, dict(sorted(counts.items())))
-    return EosEcnCounters(out)
+        with log.skipping(f"the ECN counters of {name}"):
+            p = child(bp, name)
+            qp = child(p, "queueCounters")
+            queues = as_object(as_object(value, p, source).get("queueCounters", {}), qp, source)
+            counts = {numbered(q, "", qp, source): _ecn_count(v, child(qp, q), source) for q, v in queues.items()}
+            out[name] = EosEcnQueueCounters(name, dict(sorted(counts.items())))
+    return EosEcnCounters(_checked(body, out, log))
 
 
 def _queue_interface(name: str, value: object, path: str, source: str) -> EosInterfaceQueueCounters:
@@ -133,11 +159,18 @@ def _queue_interface(name: str, value: object, path: str, source: str) -> EosInt
     )
 
 
-def queue_counters_from(obj: object, source: str = "<input>", path: str = "") -> EosQueueCounters:
+def queue_counters_from(
+    obj: object, source: str = "<input>", path: str = "", problems: ParseProblems | None = None
+) -> EosQueueCounters:
     """Read a decoded ``show interfaces counters queue detail`` reply."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     root = as_object(obj, path, source)
     egress = member(root, "egressQueueCounters", path, source, SHOW_QUEUE_DETAIL)
     ep = child(path, "egressQueueCounters")
     body = member(egress, "interfaces", ep, source, SHOW_QUEUE_DETAIL)
     bp = child(ep, "interfaces")
-    return EosQueueCounters({name: _queue_interface(name, v, child(bp, name), source) for name, v in body.items()})
+    out: dict[str, EosInterfaceQueueCounters] = {}
+    for name, value in body.items():
+        with log.skipping(f"the queue counters of {name}"):
+            out[name] = _queue_interface(name, value, child(bp, name), source)
+    return EosQueueCounters(_checked(body, out, log))

@@ -102,19 +102,28 @@ def parse_lldp_neighbors_detail(
     return lldp_neighbors_from(obj, source, path, problems)
 
 
-def parse_pfc_counters(text: str | bytes, source: str = "<input>") -> EosPfcCounters:
+def parse_pfc_counters(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> EosPfcCounters:
+    """With a collector a bad interface entry costs that interface's PFC counters (see counters.py)."""
     obj, path = _read(text, source)
-    return pfc_counters_from(obj, source, path)
+    return pfc_counters_from(obj, source, path, problems)
 
 
-def parse_ecn_counters(text: str | bytes, source: str = "<input>") -> EosEcnCounters:
+def parse_ecn_counters(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> EosEcnCounters:
+    """With a collector a bad interface entry costs that interface's ECN counters (see counters.py)."""
     obj, path = _read(text, source)
-    return ecn_counters_from(obj, source, path)
+    return ecn_counters_from(obj, source, path, problems)
 
 
-def parse_queue_counters_detail(text: str | bytes, source: str = "<input>") -> EosQueueCounters:
+def parse_queue_counters_detail(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> EosQueueCounters:
+    """With a collector a bad interface entry costs that interface's queue counters (see counters.py)."""
     obj, path = _read(text, source)
-    return queue_counters_from(obj, source, path)
+    return queue_counters_from(obj, source, path, problems)
 
 
 def parse_show_version(text: str | bytes, source: str = "<input>") -> EosVersion:
