@@ -44,6 +44,7 @@ __all__ = [
     "PORT",
     "RDMA_CM",
     "RDMA_STATISTIC",
+    "SAQUERY",
     "SCHEDULER",
     "SHOW_GIDS",
     "STAGING_DIR",
@@ -67,6 +68,7 @@ CABLING_CSV = "plan/cabling.csv"
 TOPOLOGY_DOT = "plan/topology.dot"
 IB_DIR = "ib"
 IBNETDISCOVER = "ib/ibnetdiscover.txt"
+SAQUERY = "ib/saquery.txt"  # `saquery` (NodeRecords; `saquery NR <lid>` runs concatenated too): the SM's node names
 SCHEDULER = "scheduler"
 JOB_FILES = ("squeue.json", "scontrol-show-job.txt", "squeue.txt", "pods.json")  # under scheduler/
 JOB_ENV_DIR = "scheduler/env"  # <job id>.env: one rank's environment

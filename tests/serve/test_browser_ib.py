@@ -2,7 +2,8 @@
 
 The overview's InfiniBand section counts the IB switches and the hosts with an HCA and the IB findings; the
 devices list says which fabric each device is on and filters to the InfiniBand ones; an IB switch has its
-device page. The API's devices list carries the same ``fabric`` per device, checked against the library.
+device page; the rail map draws the IB silo as its own grid beside the RoCE one. The API's devices list carries
+the same ``fabric`` per device, checked against the library.
 """
 
 from __future__ import annotations
@@ -133,6 +134,24 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
                 page.wait_for_url("**/findings?job=*")
                 expected = len(mixed.get("/api/v1/findings", job=jobs[0]["id"], state="all", limit=500)["items"])
                 assert page.locator("tr.finding").count() == min(expected, 50)
+
+            # the rail map: the RoCE grid in #railmap, the IB silo's own grid (leaves, spines) in #railmap-ib
+            rails = {sec["fabric"]: sec for sec in mixed.get("/api/v1/topology/railmap")["sections"]}
+            assert list(rails) == ["roce", "ib"]
+            page.click("text=Rail map")
+            page.wait_for_url(f"{mixed.url}/railmap")
+            for table, kind in (("#railmap", "roce"), ("#railmap-ib", "ib")):
+                leaves = page.locator(f"{table} a.leaf")
+                assert leaves.count() == rails[kind]["summary"]["leaves"] >= 1
+                assert set(leaves.evaluate_all("ls => ls.map(l => l.dataset.fabric)")) == {kind}
+            assert page.locator("#label-ib").inner_text() == "InfiniBand"
+            assert page.locator("#spines-ib tbody tr").count() == rails["ib"]["summary"]["spines"]
+            page.screenshot(path=str(tmp_path / "railmap-mixed.png"), full_page=True)
+            ib_leaf = page.locator("#railmap-ib a.leaf").first
+            name = ib_leaf.get_attribute("data-leaf")
+            ib_leaf.click()
+            page.wait_for_url(f"**/leaves/{name}")
+            assert page.locator("h1").inner_text() == name
 
             page.goto(f"{mixed.url}/findings?check=IB-SM")
             assert page.locator("tr.finding").count() >= 1

@@ -51,6 +51,38 @@ def test_the_rail_map_has_a_cell_per_leaf_linking_to_it(pages: Pages) -> None:
     assert 'href="/api/v1/topology/railmap.svg"' in page
 
 
+@pytest.mark.parametrize("kind", ["mixed", "ib"])
+def test_the_rail_map_has_a_grid_per_fabric(tmp_path: Path, kind: str) -> None:
+    """A mixed twin: the RoCE grid in #railmap and the IB grid in #railmap-ib; an IB-only twin: #railmap-ib only.
+    Each grid's cells are the leaves the twin's plan gives that fabric, in the API's order."""
+    from rail_plan import plan_of  # tests/support
+
+    from unifab.serve.service import pack_directory
+    from unifab.twin.generate import generate
+
+    bundle = tmp_path / "bundle"
+    generate(bundle, gpus=64, seed=1, fabric=kind)
+    plan = plan_of(bundle)
+    app = create_app(Settings(db=str(tmp_path / "serve.db")))
+    with TestClient(app) as client:
+        p = Pages(client)
+        assert client.post("/api/v1/snapshots", content=pack_directory(bundle), headers=p.agent).status_code == 201
+        grid = p.api("/api/v1/topology/railmap")
+        page = p.html("/railmap")
+    tables = dict(re.findall(r'<table class="grid" id="(railmap[-\w]*)" data-fabric="(\w+)">', page))
+    assert tables == ({"railmap": "roce", "railmap-ib": "ib"} if kind == "mixed" else {"railmap-ib": "ib"})
+    for sec in grid["sections"]:
+        table_id = "railmap" if sec["fabric"] == "roce" else f"railmap-{sec['fabric']}"
+        table = page.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+        cells = re.findall(r'<a class="leaf sev-bg-\w+" href="/leaves/[^"]+" data-leaf="([^"]+)"', table)
+        assert cells == [c["leaf"] for u in sec["scalable_units"] for c in u["leaves"]]
+        assert set(cells) == plan.leaves[sec["fabric"]]
+        spines = page.split(f'id="spines{table_id.removeprefix("railmap")}"', 1)[1].split("</table>", 1)[0]
+        assert set(re.findall(r'class="mono" href="[^"]+">([^<]+)</a>', spines)) == plan.spines[sec["fabric"]]
+        label = f'id="label{table_id.removeprefix("railmap")}">{sec["label"]}</h2>'
+        assert label in page
+
+
 def test_a_leaf_lists_its_hosts_and_links(pages: Pages, small_twin: Path) -> None:
     fabric = unifab.load_snapshot(small_twin).fabric
     page = pages.html("/leaves/leaf-su1-r4")

@@ -8,8 +8,11 @@ Speeds are the link's trained rate (``4xHDR`` = 200,000 Mb/s; ``1xHDR`` = 50,000
 Routers are treated as switches.
 
 A CA is named by the host that reports its node GUID (``hosts/<h>/cmd/ibstat.txt``) when one does, else by its
-NodeDescription; a CA with neither keeps its GUID id (``H-<guid>``) as host name. Every IB port carries an
-:class:`~unifab.model.IbPort` (GUIDs, LID, width, speed, states), completed by the other files:
+NodeDescription; where ibnetdiscover gives it an empty or default one (the HCA's own ``MT4123 ConfigurationCapable``
+before rdma-ndd set ``<host> <device>``) or one that names no device, by the NodeDescription the SM holds for the
+same node GUID (``ib/saquery.txt``); a CA with none of these keeps its GUID id (``H-<guid>``) as host name.
+Every IB port carries an :class:`~unifab.model.IbPort` (GUIDs, LID, width, speed, states), completed by the other
+files:
 
 ``ib/iblinkinfo.txt``     every port's width, speed and logical/physical state (dark ports included)
 ``ib/perfquery.txt``      ``perfquery <lid> <port>`` runs, concatenated: PMA error counters (``-x`` blocks too);
@@ -18,6 +21,8 @@ NodeDescription; a CA with neither keeps its GUID id (``H-<guid>``) as host name
 ``ib/ibqueryerrors.txt``  ``ibqueryerrors`` output: the counters beyond threshold, by GUID and port
 ``ib/sminfo.txt``         ``sminfo``: the master SM as the collecting port sees it
 ``ib/sminfo/<name>.txt``  ``sminfo <lid>``: one file per known SM (standbys included)
+``ib/saquery.txt``        ``saquery`` (NodeRecords; ``saquery NR <lid>`` runs concatenated too): the SM's
+                          NodeDescription of each node, naming the CAs ibnetdiscover leaves unnamed
 ``hosts/<h>/cmd/ibstat.txt``  ``ibstat`` of the host: its CAs' node and port GUIDs, LIDs, SM LID, states
 ``plan/ibnetdiscover.txt``  the intended IB fabric in ibnetdiscover's format (``ibnetdiscover`` of the fabric as
                           accepted, or generated): each cable's ``<width>x<speed>`` (``4xNDR``) is the rate the plan
@@ -28,15 +33,17 @@ NodeDescription; a CA with neither keeps its GUID id (``H-<guid>``) as host name
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from unifab import layout
 from unifab.collect.problems import Problems
+from unifab.errors import ParseProblems
 from unifab.model import Endpoint, Fabric, Host, IbFabric, IbPort, IbSm, Link, Nic, Port, Switch, guid_text
-from unifab.parse.ib import ibnetdiscover
+from unifab.parse.ib import ibnetdiscover, saquery
 from unifab.parse.ib.ibnetdiscover import IbTopology
+from unifab.parse.ib.saquery import SaNodeRecord
 from unifab.sources import SourcePath
 
 __all__ = [
@@ -47,18 +54,21 @@ __all__ = [
     "IB_FILE",
     "PERFQUERY_FILE",
     "PLAN_IB_FILE",
+    "SAQUERY_FILE",
     "SMINFO_DIR",
     "SMINFO_FILE",
     "SNAPSHOT_DIR",
     "IbView",
     "LidIndex",
     "apply_counters",
+    "ca_name",
     "ib_fabric",
     "ib_view",
     "lid_index",
     "load_ib",
     "merge_hosts",
     "planned_rates",
+    "sa_ca_names",
     "sm_record",
     "snapshot_time",
 ]
@@ -69,6 +79,7 @@ PERFQUERY_FILE = "ib/perfquery.txt"
 IBQUERYERRORS_FILE = "ib/ibqueryerrors.txt"
 SMINFO_FILE = "ib/sminfo.txt"
 SMINFO_DIR = "ib/sminfo"
+SAQUERY_FILE = layout.SAQUERY
 IBSTAT_FILE = "cmd/ibstat.txt"  # under hosts/<host>/
 PLAN_IB_FILE = "plan/ibnetdiscover.txt"
 SNAPSHOT_DIR = "ib/perfquery"  # successive perfquery rounds, one file each: <unix time>.txt
@@ -76,6 +87,9 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{1,12}(?:\.\d{1,9})?)\.txt$")
 DISCOVERED = frozenset({"lldp"})
 _SM_ROLES = {0: "notactive", 1: "discovering", 2: "standby", 3: "master"}
 _CONVENTIONAL_DEVICE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+# A CA's NodeDescription before rdma-ndd (or the admin) set "<host> <device>": the HCA's part number first
+# ("MT4123 ConfigurationCapable", "MT4099 ConnectX3 Mellanox Technologies"), or empty.
+_DEFAULT_CA_DESCRIPTION = re.compile(r"^\s*(?:MT\d+\b|.*\bConfigurationCapable\b|.*\bMellanox Technologies\s*$)")
 
 
 @dataclass(slots=True)
@@ -96,8 +110,19 @@ def _guid(value: str | None) -> str | None:
         return None
 
 
+def ca_name(description: str | None) -> tuple[str, str] | None:
+    """(host, RDMA device) of a CA's NodeDescription ``<host> <device>``; ``None`` for an empty or default one
+    (``MT4123 ConfigurationCapable``) or one whose second word is not a device name."""
+    if not description or _DEFAULT_CA_DESCRIPTION.match(description):
+        return None
+    name, device = ibnetdiscover.node_name("ca", description), ibnetdiscover.ca_device(description)
+    if name and device and _CONVENTIONAL_DEVICE.match(device):
+        return name, device
+    return None
+
+
 def _names(
-    topology: IbTopology, guid_names: dict[str, tuple[str, str]]
+    topology: IbTopology, guid_names: dict[str, tuple[str, str]], sa_names: dict[str, tuple[str, str]]
 ) -> tuple[dict[str, tuple[str, str | None]], Callable[[str, int], tuple[str, str]]]:
     """(node id -> (kind, description)), and the function naming a (node id, port) end."""
     described: dict[str, tuple[str, str | None]] = {}
@@ -116,24 +141,28 @@ def _names(
             guid = guid_of.get(node_id) or _guid(node_id[2:])
             if guid is not None and guid in guid_names:
                 return guid_names[guid]
-            device = ibnetdiscover.ca_device(description)
-            name = ibnetdiscover.node_name(kind, description)
-            if name and device and _CONVENTIONAL_DEVICE.match(device):
-                return name, device
-            return node_id, str(port)
+            named = ca_name(description)
+            if named is None and guid is not None:
+                named = sa_names.get(guid)
+            return named if named is not None else (node_id, str(port))
         return ibnetdiscover.node_name(kind, description) or node_id, str(port)
 
     return described, end
 
 
 def ib_view(
-    topology: IbTopology, source: str = IB_FILE, guid_names: dict[str, tuple[str, str]] | None = None
+    topology: IbTopology,
+    source: str = IB_FILE,
+    guid_names: dict[str, tuple[str, str]] | None = None,
+    sa_names: dict[str, tuple[str, str]] | None = None,
 ) -> IbView:
     """Hosts, switches and cables of one ``ibnetdiscover`` run (linear in ports).
 
-    ``guid_names`` maps a CA's node GUID (:func:`guid_text`) to the (host, RDMA device) that reports it.
+    ``guid_names`` maps a CA's node GUID (:func:`guid_text`) to the (host, RDMA device) that reports it;
+    ``sa_names`` the same from the SM's NodeRecords (:func:`sa_ca_names`), for the CAs whose NodeDescription
+    here names none.
     """
-    _, end = _names(topology, guid_names or {})
+    _, end = _names(topology, guid_names or {}, sa_names or {})
     nodes = {node.id: node for node in topology.nodes}
     lid_at: dict[tuple[str, int], int] = {}  # (node id, port) -> LID, as the far end's port line prints it
     port_guid_at: dict[tuple[str, int], str] = {}
@@ -344,11 +373,13 @@ def ib_fabric(
 
 
 def planned_rates(
-    topology: IbTopology, guid_names: dict[str, tuple[str, str]] | None = None
+    topology: IbTopology,
+    guid_names: dict[str, tuple[str, str]] | None = None,
+    sa_names: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, tuple[str, str]]:
     """Link id -> (width, speed) of every cable of an intended topology whose port lines carry a rate; the ends are
     named as :func:`ib_view` names the discovered ones, so the ids meet."""
-    view = ib_view(topology, PLAN_IB_FILE, guid_names)
+    view = ib_view(topology, PLAN_IB_FILE, guid_names, sa_names)
     out: dict[str, tuple[str, str]] = {}
     for link, cable in zip(view.links, ibnetdiscover.links(topology), strict=True):
         if cable.width is not None and cable.speed is not None:
@@ -366,13 +397,15 @@ def load_ib(root: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
         return []
     files: list[str] = []
     guid_names = _host_guids(root, fabric, problems)
+    sa_by_guid, sa_files = _load_saquery(root, problems)
+    files.extend(sa_files)
     links: list[Link] = []
     topo_file = root / IB_FILE
     if topo_file.is_file():
         files.append(IB_FILE)
         topology = problems.parse_file(topo_file, ibnetdiscover.parse)
         if topology is not None:
-            view = ib_view(topology, problems.rel(topo_file), guid_names)
+            view = ib_view(topology, problems.rel(topo_file), guid_names, sa_by_guid)
             merge_hosts(fabric.hosts, view.hosts)
             for name, switch in view.switches.items():
                 fabric.switches.setdefault(name, switch)
@@ -388,7 +421,7 @@ def load_ib(root: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
         files.append(PLAN_IB_FILE)
         intended = problems.parse_file(plan_file, ibnetdiscover.parse)
         if intended is not None:
-            planned = planned_rates(intended, guid_names)
+            planned = planned_rates(intended, guid_names, sa_by_guid)
     if files or sms:
         fabric.ib = ib_fabric(sms, bool(sm_files), _intent_sl(root), files, planned)
     return links
@@ -444,6 +477,29 @@ def _host_guids(root: SourcePath, fabric: Fabric, problems: Problems) -> dict[st
                 names.setdefault(node_guid, (host.name, key))
         fabric.hosts[host.name] = replace(host, nics=nics)
     return names
+
+
+def sa_ca_names(records: Iterable[SaNodeRecord]) -> dict[str, tuple[str, str]]:
+    """Node GUID (:func:`guid_text`) -> (host, RDMA device) of every CA NodeRecord whose NodeDescription names
+    them (``dgx-001 mlx5_0``); the first record of a GUID wins (a duplicated GUID is IB-DUPLICATE's)."""
+    out: dict[str, tuple[str, str]] = {}
+    for record in records:
+        if record.kind == "ca" and (named := ca_name(record.description)) is not None:
+            out.setdefault(guid_text(record.node_guid), named)
+    return out
+
+
+def _sa_node_records(text: str, source: str, problems: ParseProblems) -> tuple[SaNodeRecord, ...]:
+    return saquery.parse(text, source, problems).node_records(problems)
+
+
+def _load_saquery(root: SourcePath, problems: Problems) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """``ib/saquery.txt``: the CAs' names by node GUID (:func:`sa_ca_names`); a malformed record costs itself."""
+    path = root / SAQUERY_FILE
+    if not path.is_file():
+        return {}, []
+    records = problems.parse_file_partial(path, _sa_node_records)
+    return sa_ca_names(records or ()), [SAQUERY_FILE]
 
 
 def _load_linkinfo(root: SourcePath, fabric: Fabric, problems: Problems) -> list[str]:

@@ -12,6 +12,12 @@ to a leaf that is not itself a leaf. A finding touches a leaf through its entiti
 the leaf, a port of it, the switch itself, or a NIC cabled to it. Findings only about hosts or GPUs
 (no network entity) are counted in the title, not drawn.
 
+Every leaf and spine has the fabric kind of its switch (``roce`` or ``ib``; a planned leaf that was not
+collected takes the kind of its cables). :meth:`RailGrid.section` is the grid of one kind, with its own scalable
+units, rails and spines: a bundle with a RoCE backend and an InfiniBand network draws an Ethernet (RoCE) section
+and an InfiniBand section, each with its own leaves, spines and uplink counts; a one-fabric bundle draws one grid,
+as before. A cable between a leaf and a switch of the other kind is not an uplink (the silos are separate).
+
 Each cell counts the uplinks that are up, as TOPO-UPLINKS does: an uplink (a leaf port cabled, planned or
 seen, to a spine) is up when LLDP sees a cable on it; a planned one LLDP does not see is down ("6/8 uplinks
 up"). A switch that reports no LLDP at all says nothing about which are up: its cell gives the uplinks it has
@@ -22,15 +28,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax import saxutils
 
-from unifab.model import Fabric, Finding, Severity
+from unifab.model import FABRIC_KINDS, Fabric, Finding, Severity
 from unifab.report.text import display
 
 __all__ = [
     "COLORS",
+    "FABRIC_LABELS",
     "LEVELS",
     "OK",
     "TINTS",
@@ -65,6 +73,7 @@ COLORS = {
     OK: "#41ab5d",
 }
 TINTS = {"critical": "#f5a3a3", "error": "#fdd5ad", "warning": "#fff3b0", "info": "#deebf7", OK: "#e5f5e0"}
+FABRIC_LABELS = {"roce": "Ethernet (RoCE)", "ib": "InfiniBand"}
 _RANK = {"critical": 4, "error": 3, "warning": 2, "info": 1, OK: 0}
 _RAIL = re.compile(r"-?r(\d+)$")
 _SU = re.compile(r"su(\d+)")
@@ -80,6 +89,7 @@ class LeafCell:
     name: str
     su: str
     rail: int | None
+    fabric: str = "roce"  # the switch's kind (model.FABRIC_KINDS); an uncollected leaf: its cables' kind
     hosts: set[str] = field(default_factory=set)
     # Keyed by the leaf's port: a planned and a discovered cable on one port are one host link.
     host_links: dict[str, str] = field(default_factory=dict)  # leaf port -> worst severity touching it
@@ -111,6 +121,7 @@ class LeafCell:
 @dataclass(slots=True)
 class SpineCell:
     name: str
+    fabric: str = "roce"
     uplinks: dict[str, str] = field(default_factory=dict)  # spine port -> worst severity
     uplinks_seen: set[str] = field(default_factory=set)  # spine ports LLDP sees a leaf cable on
     reports_lldp: bool = False  # a leaf it is cabled to reports LLDP, so its unseen cables are down
@@ -133,6 +144,28 @@ class RailGrid:
     rails: list[int | None]
     by_severity: dict[str, int]  # every finding
     off_map: int  # findings with no leaf, spine or link among their entities
+    # Per fabric kind, the findings that touch a cell of it, by severity (one finding may touch both kinds).
+    by_fabric: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def fabrics(self) -> list[str]:
+        """The fabric kinds that have a leaf or a spine, RoCE first (empty for an empty grid)."""
+        kinds = {c.fabric for c in self.leaves.values()} | {s.fabric for s in self.spines.values()}
+        return [k for k in FABRIC_KINDS if k in kinds]
+
+    def section(self, kind: str) -> RailGrid:
+        """The grid of one fabric kind: its leaves and spines, its own units and rails, the findings touching it
+        (``off_map`` is 0: the findings on no cell are counted once, by the whole grid)."""
+        leaves = {n: c for n, c in self.leaves.items() if c.fabric == kind}
+        counts = self.by_fabric.get(kind, {})
+        return RailGrid(
+            leaves,
+            {n: s for n, s in self.spines.items() if s.fabric == kind},
+            _units(leaves.values()),
+            _rails(leaves.values()),
+            {level: counts.get(level, 0) for level in self.by_severity},
+            0,
+            {kind: counts},
+        )
 
     def cell(self, su: str, rail: int | None) -> LeafCell | None:
         return self.by_position().get((su, rail))
@@ -156,7 +189,9 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
             continue  # a planned leaf that was not collected keeps its cell (its COVERAGE finding colours it)
         cell = leaves.get(sw_end.node)
         if cell is None:
-            cell = leaves[sw_end.node] = LeafCell(sw_end.node, _su(sw_end.node), _rail(sw_end.node))
+            switch = fabric.switches.get(sw_end.node)
+            kind = switch.fabric if switch is not None else fabric.link_fabric(lk)
+            cell = leaves[sw_end.node] = LeafCell(sw_end.node, _su(sw_end.node), _rail(sw_end.node), kind)
         cell.hosts.add(host_end.node)
         cell.host_links[sw_end.port] = OK
         cell.reports_lldp |= "lldp" in lk.sources
@@ -178,9 +213,12 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
         if (an in leaves) == (bn in leaves) or an in hosts or bn in hosts:
             continue
         leaf, spine = (lk.a, lk.b) if an in leaves else (lk.b, lk.a)
-        if spine.node not in fabric.switches:
+        if (spine_switch := fabric.switches.get(spine.node)) is None:
             continue
-        cell, spine_cell = leaves[leaf.node], spines.setdefault(spine.node, SpineCell(spine.node))
+        cell = leaves[leaf.node]
+        if spine_switch.fabric != cell.fabric:
+            continue  # not an uplink of this silo (a gateway or a miscabled port)
+        spine_cell = spines.setdefault(spine.node, SpineCell(spine.node, spine_switch.fabric))
         cell.uplinks[leaf.port] = OK
         spine_cell.uplinks[spine.port] = OK
         if "lldp" in lk.sources:  # up, as TOPO-UPLINKS counts it: a planned cable LLDP does not see is down
@@ -193,21 +231,33 @@ def rail_grid(fabric: Fabric, findings: list[Finding]) -> RailGrid:
         spine_cell.reports_lldp = any(leaves[leaf_name].reports_lldp for leaf_name in spine_leaves[name])
     off_map = 0
     by_severity: Counter[str] = Counter()
+    by_fabric: dict[str, Counter[str]] = {}
     for f in findings:
         level = f.severity.value
         by_severity[level] += 1
-        if not _fold(f, level, leaves, spines, link_ends, nic_link):
+        kinds = _fold(f, level, leaves, spines, link_ends, nic_link)
+        if not kinds:
             off_map += 1
-    units = sorted({c.su for c in leaves.values()}, key=_natural)
-    rails = sorted({c.rail for c in leaves.values()}, key=lambda r: (r is None, r or 0))
+        for kind in kinds:
+            by_fabric.setdefault(kind, Counter())[level] += 1
+    levels = [s.value for s in sorted(Severity, key=lambda s: -s.rank)]
     return RailGrid(
         leaves,
         dict(sorted(spines.items(), key=lambda kv: _natural(kv[0]))),
-        units,
-        rails,
-        {s.value: by_severity.get(s.value, 0) for s in sorted(Severity, key=lambda s: -s.rank)},
+        _units(leaves.values()),
+        _rails(leaves.values()),
+        {level: by_severity.get(level, 0) for level in levels},
         off_map,
+        {k: {level: c.get(level, 0) for level in levels} for k, c in by_fabric.items()},
     )
+
+
+def _units(cells: Iterable[LeafCell]) -> list[str]:
+    return sorted({c.su for c in cells}, key=_natural)
+
+
+def _rails(cells: Iterable[LeafCell]) -> list[int | None]:
+    return sorted({c.rail for c in cells}, key=lambda r: (r is None, r or 0))
 
 
 def _fold(
@@ -217,8 +267,9 @@ def _fold(
     spines: dict[str, SpineCell],
     link_ends: dict[str, tuple[tuple[str, str], ...]],
     nic_link: dict[tuple[str, str], str],
-) -> bool:
-    touched = False
+) -> set[str]:
+    """Fold one finding onto the cells it touches; the fabric kinds of the leaves and spines it touched."""
+    touched: set[str] = set()
     for entity in f.entities:
         kind, _, rest = entity.partition(":")
         link = None
@@ -232,16 +283,17 @@ def _fold(
             target: LeafCell | SpineCell | None = leaves.get(device) or spines.get(device)
             if target is not None:
                 target.own = worst(target.own, level)
-                touched = True
+                touched.add(target.fabric)
         if link is None:
             continue
         for node, port in link_ends[link]:
             if (cell := leaves.get(node)) is not None:
                 table = cell.host_links if port in cell.host_links else cell.uplinks
                 table[port] = worst(table[port], level)
-                touched = True
+                touched.add(cell.fabric)
             elif (spine := spines.get(node)) is not None:
                 spine.uplinks[port] = worst(spine.uplinks[port], level)
+                touched.add(spine.fabric)
     return touched
 
 
@@ -260,7 +312,23 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 
 def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
-    """The grid as data: the same cells, counts and colors the SVG draws."""
+    """The grid as data: the same cells, counts and colors the SVG draws.
+
+    The top level is the whole grid (``rails``, ``scalable_units``, ``spines``, ``summary``); ``sections`` is the
+    same per fabric kind (each with ``fabric`` and ``label`` too): one section for a one-fabric bundle, an Ethernet
+    (RoCE) section and an InfiniBand section for a mixed one, each with its own rails, units, spines and counts.
+    """
+    whole = _grid_doc(grid)
+    kinds = grid.fabrics()
+    if len(kinds) <= 1:
+        kind = kinds[0] if kinds else FABRIC_KINDS[0]
+        sections = [{"fabric": kind, "label": FABRIC_LABELS[kind], **whole}]
+    else:
+        sections = [{"fabric": k, "label": FABRIC_LABELS[k], **_grid_doc(grid.section(k))} for k in kinds]
+    return {"title": title, **whole, "fabrics": kinds, "sections": sections, "colors": COLORS}
+
+
+def _grid_doc(grid: RailGrid) -> dict[str, Any]:
     index = grid.by_position()
     units = []
     for su in grid.units:
@@ -272,6 +340,7 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
             cells.append(
                 {
                     "leaf": cell.name,
+                    "fabric": cell.fabric,
                     "rail": cell.rail,
                     "severity": cell.severity,
                     "hosts": len(cell.hosts),
@@ -285,12 +354,18 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
                 }
             )
         units.append({"su": su, "leaves": cells})
+    reporting = [c.uplinks_up for c in grid.leaves.values() if c.uplinks_up is not None]
     return {
-        "title": title,
         "rails": grid.rails,
         "scalable_units": units,
         "spines": [
-            {"spine": s.name, "uplinks": len(s.uplinks), "uplinks_up": s.uplinks_up, "severity": s.severity}
+            {
+                "spine": s.name,
+                "fabric": s.fabric,
+                "uplinks": len(s.uplinks),
+                "uplinks_up": s.uplinks_up,
+                "severity": s.severity,
+            }
             for s in grid.spines.values()
         ],
         "summary": {
@@ -298,10 +373,12 @@ def grid_json(grid: RailGrid, title: str) -> dict[str, Any]:
             "spines": len(grid.spines),
             "hosts": len({h for c in grid.leaves.values() for h in c.hosts}),
             "host_links": sum(len(c.host_links) for c in grid.leaves.values()),
+            "uplinks": sum(len(c.uplinks) for c in grid.leaves.values()),
+            # Uplinks LLDP sees, on the leaves that report LLDP (None: no leaf does)
+            "uplinks_up": sum(reporting) if reporting else None,
             "findings_by_severity": grid.by_severity,
             "findings_off_map": grid.off_map,
         },
-        "colors": COLORS,
     }
 
 
@@ -312,18 +389,27 @@ SPINE_W, SPINE_H = 108, 30
 
 
 def render_svg(grid: RailGrid, title: str) -> str:
-    """Spines in rows on top, then one row per scalable unit; wide fabrics wrap units into side-by-side blocks."""
+    """Spines in rows on top, then one row per scalable unit; wide fabrics wrap units into side-by-side blocks.
+
+    A grid of more than one fabric kind draws one such section per kind (RoCE first), one under the other,
+    each under a heading with its own counts."""
     doc = grid_json(grid, title)
-    rails = grid.rails
-    n_units = max(1, len(grid.units))
-    block_w = LABEL_W + len(rails) * (CELL_W + GAP) + 2 * GAP
-    blocks = max(1, min(n_units, round((n_units * (CELL_H + GAP) / max(block_w, 1)) ** 0.5 * 1.2)))
-    per_block = -(-n_units // blocks)
-    width = max(blocks * block_w, 720)
-    spines_per_row = max(1, (width - 2 * GAP) // (SPINE_W + GAP))
-    spine_rows = -(-len(grid.spines) // spines_per_row) if grid.spines else 0
-    grid_top = TOP + spine_rows * (SPINE_H + GAP) + (28 if spine_rows else 0) + 24
-    height = grid_top + per_block * (CELL_H + GAP) + 40
+    kinds = grid.fabrics()
+    sections = [(grid, None)] if len(kinds) <= 1 else [(grid.section(k), k) for k in kinds]
+    layouts = [_Layout(g) for g, _ in sections]
+    width = max(720, *(lay.width for lay in layouts))
+    body: list[str] = []
+    y = TOP
+    for (section, kind), lay in zip(sections, layouts, strict=True):
+        if kind is not None:
+            body.append(
+                f'<text x="{GAP * 2}" y="{y + 14}" font-size="16" font-weight="bold" class="section" '
+                f'data-fabric="{kind}">{escape(_section_heading(kind, section))}</text>'
+            )
+            y += SECTION_H
+        body += _section_svg(section, lay, width, y)
+        y += lay.height(width)
+    height = y + 16  # 40 px under the last row of cells
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">',
@@ -333,7 +419,45 @@ def render_svg(grid: RailGrid, title: str) -> str:
         f'<text x="{GAP * 2}" y="50" font-size="13" fill="#333">{escape(_subtitle(doc))}</text>',
     ]
     out += _legend(GAP * 2, 64)
-    y = TOP
+    out += body
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+SECTION_H = 28  # a section's heading
+
+
+class _Layout:
+    """Where one section's blocks of scalable units go."""
+
+    def __init__(self, grid: RailGrid) -> None:
+        n_units = max(1, len(grid.units))
+        self.n_spines = len(grid.spines)
+        self.block_w = LABEL_W + len(grid.rails) * (CELL_W + GAP) + 2 * GAP
+        self.blocks: int = max(1, min(n_units, round((n_units * (CELL_H + GAP) / max(self.block_w, 1)) ** 0.5 * 1.2)))
+        self.per_block: int = -(-n_units // self.blocks)
+        self.width = self.blocks * self.block_w
+
+    def spine_rows(self, width: int) -> tuple[int, int]:
+        """(spines per row, rows of spines) at this drawing width."""
+        per_row = max(1, (width - 2 * GAP) // (SPINE_W + GAP))
+        return per_row, (-(-self.n_spines // per_row) if self.n_spines else 0)
+
+    def grid_top(self, width: int) -> int:
+        """The rail labels' baseline below the section's top (its spines above them)."""
+        rows = self.spine_rows(width)[1]
+        return rows * (SPINE_H + GAP) + (28 if rows else 0) + 24
+
+    def height(self, width: int) -> int:
+        """The section from its top to the top of the next (24 px under the last row of cells)."""
+        return self.grid_top(width) + self.per_block * (CELL_H + GAP) + 24
+
+
+def _section_svg(grid: RailGrid, lay: _Layout, width: int, top: int) -> list[str]:
+    out: list[str] = []
+    spines_per_row, spine_rows = lay.spine_rows(width)
+    grid_top = top + lay.grid_top(width)
+    y = top
     if spine_rows:
         out.append(f'<text x="{GAP * 2}" y="{y + 12}" font-size="13" font-weight="bold">spines</text>')
         y += 20
@@ -341,7 +465,8 @@ def render_svg(grid: RailGrid, title: str) -> str:
             row, col = divmod(i, spines_per_row)
             sx, sy = GAP * 2 + col * (SPINE_W + GAP), y + row * (SPINE_H + GAP)
             out.append(
-                f'<g class="spine" data-spine={quoteattr(spine.name)} data-severity="{spine.severity}">'
+                f'<g class="spine" data-spine={quoteattr(spine.name)} data-severity="{spine.severity}" '
+                f'data-fabric="{spine.fabric}">'
                 f'<rect x="{sx}" y="{sy}" width="{SPINE_W}" height="{SPINE_H}" rx="4" '
                 f'fill="{TINTS[spine.severity]}" stroke="{COLORS[spine.severity]}" stroke-width="2"/>'
                 f'<text x="{sx + 6}" y="{sy + 13}" font-size="11">{escape(_short(spine.name, 15))}</text>'
@@ -349,8 +474,9 @@ def render_svg(grid: RailGrid, title: str) -> str:
                 f"{escape(_spine_links(spine))}</text></g>"
             )
     index = grid.by_position()
-    for b in range(blocks):
-        bx = b * block_w + GAP
+    rails = grid.rails
+    for b in range(lay.blocks):
+        bx = b * lay.block_w + GAP
         out.append(f'<text x="{bx + LABEL_W}" y="{grid_top - 8}" font-size="12" font-weight="bold">rails →</text>')
         for j, rail in enumerate(rails):
             cx = bx + LABEL_W + j * (CELL_W + GAP)
@@ -358,15 +484,30 @@ def render_svg(grid: RailGrid, title: str) -> str:
             out.append(
                 f'<text x="{cx + CELL_W // 2}" y="{grid_top + 4}" font-size="12" text-anchor="middle">{label}</text>'
             )
-        for k, su in enumerate(grid.units[b * per_block : (b + 1) * per_block]):
+        for k, su in enumerate(grid.units[b * lay.per_block : (b + 1) * lay.per_block]):
             ry = grid_top + 12 + k * (CELL_H + GAP)
             out.append(f'<text x="{bx + 4}" y="{ry + CELL_H // 2 + 4}" font-size="12">{escape(su)}</text>')
             for j, rail in enumerate(rails):
                 cell = index.get((su, rail))
                 if cell is not None:
                     out.append(_cell(cell, bx + LABEL_W + j * (CELL_W + GAP), ry))
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _section_heading(kind: str, grid: RailGrid) -> str:
+    leaves, spines = len(grid.leaves), len(grid.spines)
+    reporting = [c for c in grid.leaves.values() if c.uplinks_up is not None]
+    if reporting:
+        up, total = sum(c.uplinks_up or 0 for c in reporting), sum(len(c.uplinks) for c in reporting)
+        uplinks = f"{up}/{total} uplinks up"
+        if len(reporting) < leaves:
+            uplinks += f" ({leaves - len(reporting)} without LLDP)"
+    else:
+        uplinks = f"{sum(len(c.uplinks) for c in grid.leaves.values())} uplinks (no LLDP)"
+    return (
+        f"{FABRIC_LABELS[kind]}: {leaves} lea{'f' if leaves == 1 else 'ves'} · "
+        f"{spines} spine{'' if spines == 1 else 's'} · {uplinks}"
+    )
 
 
 def _cell(cell: LeafCell, x: int, y: int) -> str:

@@ -65,9 +65,16 @@ class SaQuery:
     records: tuple[SaRecord, ...]
     source: str = "<input>"
 
-    def node_records(self) -> tuple[SaNodeRecord, ...]:
-        """The NodeRecords, typed; a record missing a field or holding a malformed one raises naming its line."""
-        return tuple(_node(r, self.source) for r in self.records if r.kind == "NodeRecord")
+    def node_records(self, problems: ParseProblems | None = None) -> tuple[SaNodeRecord, ...]:
+        """The NodeRecords, typed; a record missing a field or holding a malformed one raises naming its line
+        (with a lenient ``problems`` it costs that record only, recorded there)."""
+        problems = problems if problems is not None else ParseProblems.strict(self.source)
+        out: list[SaNodeRecord] = []
+        for r in self.records:
+            if r.kind == "NodeRecord":
+                with problems.skipping(f"NodeRecord at line {r.line}"):
+                    out.append(_node(r, self.source))
+        return tuple(out)
 
 
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> SaQuery:
