@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -205,3 +206,13 @@ def pg_url(pg_database: str) -> str:
         conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
     return pg_database
+
+
+@pytest.fixture
+def shots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where a browser test's screenshots go: ``$UNIFAB_ARTIFACTS/browser/<test>`` when set (``.ci/run`` keeps
+    that directory after the run), else the test's temp directory."""
+    kept = os.environ.get("UNIFAB_ARTIFACTS")
+    out = Path(kept) / "browser" / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name) if kept else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    return out

@@ -60,7 +60,7 @@ def test_the_served_api_and_headers(served: Served, twin_counts: dict[str, int])
     assert httpx.post(f"{served.url}/api/v1/snapshots", content=b"x", headers=auth).status_code == 403
 
 
-def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served, tmp_path: Path) -> None:
+def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served, shots: Path) -> None:
     need_chromium()
     from playwright.sync_api import sync_playwright
 
@@ -81,7 +81,7 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
             page.wait_for_url(f"{served.url}/")
             assert page.locator("#open-count").inner_text() == str(summary["findings"]["open"])
             assert page.locator("#by-check tbody tr").count() == len(summary["by_check"])
-            page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
+            page.screenshot(path=str(shots / "overview.png"), full_page=True)
 
             page.click("text=Findings")
             page.select_option("#filter-severity", "critical")
@@ -90,7 +90,7 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
             rows = page.locator("tr.finding")
             assert rows.count() == critical
             assert set(rows.evaluate_all("rs => rs.map(r => r.dataset.severity)")) == {"critical"}
-            page.screenshot(path=str(tmp_path / "findings-critical.png"), full_page=True)
+            page.screenshot(path=str(shots / "findings-critical.png"), full_page=True)
 
             page.select_option("#filter-severity", "")
             page.fill("#filter-device", "gpu003")
@@ -101,7 +101,7 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
             page.goto(f"{served.url}/devices/host:gpu003")
             assert page.locator("h1").inner_text() == "host:gpu003"
             assert page.locator("#nics tbody tr").count() == 8
-            page.screenshot(path=str(tmp_path / "device.png"), full_page=True)
+            page.screenshot(path=str(shots / "device.png"), full_page=True)
 
             page.click("text=Log out")
             page.wait_for_url("**/login")
@@ -111,10 +111,10 @@ def test_a_person_logs_in_reads_the_overview_and_filters_findings(served: Served
             assert [e for e in errors if "status of 401" not in e] == []
         finally:
             browser.close()
-    assert (tmp_path / "overview.png").stat().st_size > 10_000
+    assert (shots / "overview.png").stat().st_size > 10_000
 
 
-def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path: Path) -> None:
+def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, shots: Path) -> None:
     """Click a flagged leaf on the rail map, then a flagged link of it, copy its fix; then open a job."""
     need_chromium()
     from playwright.sync_api import sync_playwright
@@ -137,14 +137,14 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path
             page.wait_for_url(f"{url}/railmap")
             cells = page.locator("#railmap a.leaf")
             assert cells.count() >= 8
-            page.screenshot(path=str(tmp_path / "railmap.png"), full_page=True)
+            page.screenshot(path=str(shots / "railmap.png"), full_page=True)
             flagged = page.locator('#railmap a.leaf[data-severity="critical"]').first
             leaf = flagged.get_attribute("data-leaf")
             flagged.click()
             page.wait_for_url(f"**/leaves/{leaf}")
             assert page.locator("h1").inner_text() == leaf
             assert page.locator("#leaf-hosts a").count() >= 1
-            page.screenshot(path=str(tmp_path / "leaf.png"), full_page=True)
+            page.screenshot(path=str(shots / "leaf.png"), full_page=True)
 
             page.locator('tr.link:not([data-severity="ok"]) a.debug').first.click()
             page.wait_for_url("**/links/link*")
@@ -159,7 +159,7 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path
             copy.click()
             page.wait_for_selector('button.copy[data-copied="true"]')
             assert page.evaluate("navigator.clipboard.readText()") == commands
-            page.screenshot(path=str(tmp_path / "link.png"), full_page=True)
+            page.screenshot(path=str(shots / "link.png"), full_page=True)
 
             page.click("text=Jobs")
             page.wait_for_url(f"{url}/jobs")
@@ -168,7 +168,7 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path
             verdict = page.locator("#verdict")
             assert verdict.get_attribute("data-verdict") in ("likely", "possible", "unlikely")
             assert "Is it the network?" in verdict.inner_text()
-            page.screenshot(path=str(tmp_path / "job.png"), full_page=True)
+            page.screenshot(path=str(shots / "job.png"), full_page=True)
             if page.locator("#job-findings a.debug").count():
                 page.locator("#job-findings a.debug").first.click()
                 page.wait_for_url("**/links/link*")
@@ -176,4 +176,4 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, tmp_path
         finally:
             browser.close()
     for name in ("railmap", "leaf", "link", "job"):
-        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+        assert (shots / f"{name}.png").stat().st_size > 10_000

@@ -75,7 +75,7 @@ def test_the_api_says_which_fabric_each_device_is_on(mixed: Served) -> None:
     assert ib_checks > 0 and sum(summary["ib_findings"].values()) >= ib_checks
 
 
-def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
+def test_a_person_sees_both_silos(mixed: Served, shots: Path) -> None:
     need_chromium()
     from playwright.sync_api import sync_playwright
 
@@ -99,7 +99,7 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
             # the IB checks sit in the same findings table as the RoCE ones
             by_check = page.locator("#by-check tbody tr td:first-child").all_inner_texts()
             assert any(c.startswith("IB-") for c in by_check) and any(c.startswith("QOS-") for c in by_check)
-            page.screenshot(path=str(tmp_path / "overview-mixed.png"), full_page=True)
+            page.screenshot(path=str(shots / "overview-mixed.png"), full_page=True)
 
             page.click("text=Devices")
             page.wait_for_url(f"{mixed.url}/devices")
@@ -111,7 +111,7 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
             assert set(rows.evaluate_all("rs => rs.map(r => r.dataset.fabric)")) == {"ib", "roce+ib"}
             switch_row = page.locator('tr.device[data-fabric="ib"]').first
             assert switch_row.locator("td.fabric").inner_text() == "InfiniBand"
-            page.screenshot(path=str(tmp_path / "devices-ib.png"), full_page=True)
+            page.screenshot(path=str(shots / "devices-ib.png"), full_page=True)
             name = switch_row.locator("a").inner_text()
             switch_row.locator("a").click()
             page.wait_for_url("**/devices/switch*")
@@ -119,7 +119,7 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
             assert page.locator("#device-fabric").inner_text() == "InfiniBand"
             assert page.locator("#ports tbody tr").count() >= 1
             assert "4X" in page.locator("#ports tbody tr").first.inner_text()  # its IB width, not a RoCE speed
-            page.screenshot(path=str(tmp_path / "ib-switch.png"), full_page=True)
+            page.screenshot(path=str(shots / "ib-switch.png"), full_page=True)
 
             page.goto(f"{mixed.url}/devices/host:gpu001")  # a host on both: its RoCE NICs and its HCA
             assert page.locator("#device-fabric").inner_text() == "RoCE + InfiniBand"
@@ -146,7 +146,7 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
                 assert set(leaves.evaluate_all("ls => ls.map(l => l.dataset.fabric)")) == {kind}
             assert page.locator("#label-ib").inner_text() == "InfiniBand"
             assert page.locator("#spines-ib tbody tr").count() == rails["ib"]["summary"]["spines"]
-            page.screenshot(path=str(tmp_path / "railmap-mixed.png"), full_page=True)
+            page.screenshot(path=str(shots / "railmap-mixed.png"), full_page=True)
             ib_leaf = page.locator("#railmap-ib a.leaf").first
             name = ib_leaf.get_attribute("data-leaf")
             ib_leaf.click()
@@ -159,4 +159,4 @@ def test_a_person_sees_both_silos(mixed: Served, tmp_path: Path) -> None:
             assert [e for e in errors if "status of 401" not in e] == []
         finally:
             browser.close()
-    assert (tmp_path / "overview-mixed.png").stat().st_size > 10_000
+    assert (shots / "overview-mixed.png").stat().st_size > 10_000

@@ -57,6 +57,7 @@ class FabricIndex:
     _grid: railmap.RailGrid | None = None
     _jobs: dict[str, list[Finding]] = field(default_factory=dict)
     _status: dict[tuple[str, str, str], int] | None = None
+    _impacted: list[dict[str, Any]] | None = None
 
     @classmethod
     def build(cls, key: tuple[int, ...], fabric: Fabric, findings: list[Finding]) -> FabricIndex:
@@ -231,6 +232,64 @@ class FabricIndex:
         hosts = set(job.hosts)
         doc["leaves"] = sorted({lk.port.switch for lk in self.context().nic_links if lk.nic.host in hosts})
         return doc
+
+    def job_hosts_hit(self, job: Job, found: list[Finding]) -> list[str]:
+        """The job's hosts that ``found`` (its :meth:`job_findings`) reach: a host at an end of a finding's link,
+        every job host cabled to the switch at an end of a switch-to-switch link (a leaf's uplink), the host or
+        the leaf's job hosts of an ``INPUT-*`` finding, all of them for a finding about the job itself."""
+        hosts = set(job.hosts)
+        behind: dict[str, set[str]] = {}
+        for nl in self.context().nic_links:
+            if nl.nic.host in hosts:
+                behind.setdefault(nl.port.switch, set()).add(nl.nic.host)
+        hit: set[str] = set()
+        for f in found:
+            if f.subject.get("kind") == "job":
+                hit |= hosts
+                continue
+            nodes: list[str] = []
+            for entity in f.entities:
+                lk = self.links.get(entity)
+                if lk is not None:
+                    ends = [e.node for e in (lk.a, lk.b) if e.node in hosts]
+                    nodes += ends or [lk.a.node, lk.b.node]
+            if f.check.startswith("INPUT-"):
+                nodes.append(_short(str(f.subject.get("device", ""))))
+            for node in nodes:
+                hit |= {node} if node in hosts else behind.get(node, set())
+        return sorted(hit)
+
+    def impacted_jobs(self) -> list[dict[str, Any]]:
+        """The running jobs with a finding at warning or above on their network (the job page's findings and
+        verdict), worst first (critical, error, then warning; then the most hosts reached): ``id, name, hosts,
+        hosts_hit, verdict, by_severity, worst`` (the worst finding: ``key, check, severity, message``).
+        Computed once per state of the fabric."""
+        with self._lock:
+            if self._impacted is not None:
+                return self._impacted
+        out = []
+        for job_id in self.job_ids:
+            job = self.fabric.jobs[job_id]
+            found = [f for f in self.job_findings(job) if _RANK[f.severity.value] >= _RANK["warning"]]
+            if not found:
+                continue
+            worst = max(found, key=lambda f: _RANK[f.severity.value])  # the first of the worst, in check order
+            out.append(
+                {
+                    **self.job_summary(job),
+                    "hosts_hit": len(self.job_hosts_hit(job, found)),
+                    "worst": {
+                        "key": worst.key,
+                        "check": worst.check,
+                        "severity": worst.severity.value,
+                        "message": worst.message,
+                    },
+                }
+            )
+        out.sort(key=lambda j: (-_RANK[j["worst"]["severity"]], -j["hosts_hit"], j["id"]))
+        with self._lock:
+            self._impacted = out
+        return out
 
     def find_job(self, wanted: str) -> Job | None:
         for job_id in (wanted, f"job:{wanted}"):

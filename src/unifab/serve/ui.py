@@ -1,10 +1,11 @@
 """The web UI: server-rendered Jinja pages over the same store and roles as the API, no build step.
 
-Pages: the overview (open findings by severity and by check, devices, the last snapshot and what it changed,
-the InfiniBand silo when there is one), the findings table (filters by check, severity, device, job, state
-and a time range; cursor pagination, so no page loads the whole fabric), the device list (with the fabric
-each device is on) and a device page (its model and its findings). Every page needs a reading role, from a
-Bearer header or the login cookie; ``/login`` takes a token and sets that cookie, ``/logout`` clears it.
+Pages: the overview (open findings by severity and by check, devices, the last snapshot and what it
+changed, the running jobs that open findings impact, the InfiniBand silo when there is one), the findings
+table (filters by check, severity, device, job, state and a time range; cursor pagination, so no page loads
+the whole fabric), the device list (with the fabric each device is on) and a device page (its model and its
+findings). Every page needs a reading role, from a Bearer header or the login cookie; ``/login`` takes a
+token and sets that cookie, ``/logout`` clears it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _env = Environment(
     loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]), auto_reload=False, finalize=_finalize
 )
 PAGE_SIZE = 50
+IMPACTED_ITEMS = 20  # impacted jobs the overview lists; the count and /jobs cover the rest
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -61,10 +63,18 @@ def ui_router() -> APIRouter:
 
     @guarded(ui, "get", "/", READ, response_class=HTMLResponse)
     def overview(request: Request) -> HTMLResponse:
-        store = _server(request).store
+        server = _server(request)
+        store = server.store
         summary = {**store.summary(), **fabrics(store), "changes": changes(store)}
         titles = {cid: spec.title for cid, spec in check_catalog().items()}
-        return render(request, "overview.html", summary=summary, titles=titles, severities=SEVERITIES)
+        index = server.fabric_index()
+        impacted = None
+        if index is not None:  # the job page's findings per job, worst job first (FabricIndex.impacted_jobs)
+            rows = index.impacted_jobs()
+            impacted = {"items": rows[:IMPACTED_ITEMS], "total": len(rows), "jobs": len(index.job_ids)}
+        return render(
+            request, "overview.html", summary=summary, titles=titles, severities=SEVERITIES, impacted=impacted
+        )
 
     @guarded(ui, "get", "/findings", READ, response_class=HTMLResponse)
     def findings_page(
