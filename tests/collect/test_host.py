@@ -383,6 +383,7 @@ READ_IN_PART = frozenset(
     {
         "cmd/ethtool-S/eth2.txt",
         "cmd/ibv_devinfo.txt",
+        "cmd/lspci-vvv.txt",  # a bad device block costs that device
         "cmd/nvidia-smi-topo-m.txt",
         "cmd/rdma-statistic.txt",
         "cmd/show_gids.txt",

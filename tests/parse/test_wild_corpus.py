@@ -66,6 +66,10 @@ MAPPED: dict[str, str] = {
     "samples/ib/ibstat_sim*.txt": "ibstat",
     "samples/ib/ibstatus_*.txt": "ibstat",
     "samples/ib/saquery_*.txt": "saquery",
+    "samples/ib/iblinkinfo_*.txt": "iblinkinfo",
+    "samples/ib/ibqueryerrors_*.txt": "ibqueryerrors",
+    "samples/ib/perfquery_*.txt": "perfquery",  # perfquery_series_sim/<unix time>.txt too: one round each
+    "samples/ib/sminfo_*.txt": "sminfo",
     "samples/scheduler/slurm_scontrol_show_job_*.txt": "slurm-jobs",
     "samples/scheduler/slurm_squeue*": "slurm-jobs",
     "samples/scheduler/slurmrestd_*_job_*.json": "slurm-jobs",
@@ -138,10 +142,6 @@ UNREAD: dict[str, tuple[str, str]] = {
 # glob -> why it is not a format unifab reads
 NOT_SUPPORTED: dict[str, str] = {
     "samples/host/lldpcli_show_interfaces_host.json": "lldpcli show interfaces (local ports), not neighbours",
-    "samples/ib/iblinkinfo_*.txt": "iblinkinfo",
-    "samples/ib/ibqueryerrors_*.txt": "ibqueryerrors",
-    "samples/ib/perfquery_*.txt": "perfquery",
-    "samples/ib/sminfo_*.txt": "sminfo",
     "samples/ib/ibsim_*.net": "ibsim fabric description (input of the simulator)",
     "samples/peers/*": "SuzieQ's own outputs, kept to compare findings",
     "samples/repro/*": "scripts and configs that made the generated samples",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TypeVar
 
+from unifab.collect.not_checked import checks_for
 from unifab.errors import ParseError, ParseProblem, ParseProblems
 from unifab.model import Finding, Severity
 from unifab.sources import SourcePath
@@ -58,18 +59,30 @@ class Problems:
         )
 
     def partial(
-        self, path: SourcePath, problem: ParseProblem, device: str | None = None, not_checked: str | None = None
+        self,
+        path: SourcePath,
+        problem: ParseProblem,
+        device: str | None = None,
+        not_checked: str | None = None,
+        checks: Sequence[str] = (),
     ) -> None:
         """One thing of ``path`` that could not be read while the rest was: an ``INPUT-PARTIAL`` warning.
 
-        ``not_checked`` says which checks cannot judge what was skipped (``None`` when that is not clear).
+        ``not_checked`` says in words which checks cannot judge what was skipped (``None`` when that is not
+        clear); ``checks`` names their ids (the readers pass :func:`~unifab.collect.not_checked.checks_for`).
         """
         rel = self.rel(path)
         where = rel + (f":{problem.line}" if problem.line is not None else "")
         where += f" [{problem.key}]" if problem.key is not None else ""
-        message = f"{where}: expected {problem.expected}; skipped {problem.skipped}"
-        if not_checked:
+        expected = problem.expected if problem.expected.startswith("expected ") else f"expected {problem.expected}"
+        message = f"{where}: {expected}; skipped {problem.skipped}"
+        named = [c for c in checks if not (not_checked and c in not_checked)]
+        if not_checked and named:
+            message += f" ({not_checked}: {', '.join(named)})"
+        elif not_checked:
             message += f" ({not_checked})"
+        elif named:
+            message += f" (not judged for what was skipped: {', '.join(named)})"
         subject = {"kind": "file", "path": rel, "skipped": problem.skipped}
         if problem.key is not None:
             subject["key"] = problem.key
@@ -89,7 +102,8 @@ class Problems:
                     "key": problem.key,
                     "expected": problem.expected[:MAX_REASON],
                     "skipped": problem.skipped,
-                    "not_checked": not_checked,
+                    "not_checked": not_checked or (", ".join(checks) if checks else None),
+                    "checks": list(checks),
                 },
                 entities=(f"file:{rel}",),
             )
@@ -101,6 +115,7 @@ class Problems:
         problems: Sequence[ParseProblem],
         device: str | None = None,
         not_checked: str | None = None,
+        checks: Sequence[str] = (),
     ) -> None:
         """:meth:`partial` for each problem (repeats dropped), at most :data:`MAX_PARTIAL`; then one finding
         counting how many more the file has."""
@@ -112,7 +127,7 @@ class Problems:
                 seen.add(mark)
                 unique.append(problem)
         for problem in unique[:MAX_PARTIAL]:
-            self.partial(path, problem, device=device, not_checked=not_checked)
+            self.partial(path, problem, device=device, not_checked=not_checked, checks=checks)
         more = len(unique) - MAX_PARTIAL
         if more <= 0:
             return
@@ -127,7 +142,7 @@ class Problems:
                 subject=subject,
                 message=f"{rel}: {more} more problem{'s' if more != 1 else ''} not listed "
                 f"(the first {MAX_PARTIAL} are); each skipped what it names, the rest of the file was read",
-                evidence={"file": rel, "more": more, "listed": MAX_PARTIAL},
+                evidence={"file": rel, "more": more, "listed": MAX_PARTIAL, "checks": list(checks)},
                 entities=(f"file:{rel}",),
             )
         )
@@ -198,6 +213,7 @@ class Problems:
 
         What the parser could not read becomes ``INPUT-PARTIAL`` findings (see :meth:`partials`) and its
         result is returned; a file with nothing usable (the parser raises) is ``INPUT-UNREADABLE`` and ``None``.
+        Each finding names the checks that read the file (:func:`~unifab.collect.not_checked.checks_for`).
         """
         text = self._read_text(path, device)
         if text is None:
@@ -208,7 +224,7 @@ class Problems:
         except ParseError as exc:
             self.unreadable(path, exc.expected, line=exc.line, device=device)
             return None
-        self.partials(path, log.problems, device=device, not_checked=not_checked)
+        self.partials(path, log.problems, device=device, not_checked=not_checked, checks=checks_for(self.rel(path)))
         return result
 
     def parse_file(
@@ -245,7 +261,8 @@ class Problems:
         """Read ``files`` (under ``base``) and hand ``{path relative to base: text}`` to a tree parser (sysfs).
 
         A file that cannot be read is ``INPUT-UNREADABLE`` and left out. A tree parser that takes ``problems``
-        skips the files whose content it cannot read: each an ``INPUT-PARTIAL`` naming that file. A tree with
+        skips the files whose content it cannot read: each an ``INPUT-PARTIAL`` naming that file (and the checks
+        that read it, :func:`~unifab.collect.not_checked.checks_for`). A tree with
         nothing usable (the parser raises) is ``INPUT-UNREADABLE`` on the file the error names, else ``base``.
         """
         texts: dict[str, str] = {}
@@ -274,7 +291,8 @@ class Problems:
             self.unreadable(blamed(exc.source), exc.expected, line=exc.line, device=device)
             return None
         for problem in log.problems:
-            self.partial(blamed(problem.source), problem, device=device)
+            file = blamed(problem.source)
+            self.partial(file, problem, device=device, checks=checks_for(self.rel(file)))
         return result
 
 

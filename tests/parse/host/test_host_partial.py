@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from unifab.parse.host import (
     ibv_devinfo,
     ip_link,
     lldpcli,
+    lspci,
     nvidia_smi_topo,
     nvlink_status,
     rdma_statistic,
@@ -264,6 +266,7 @@ EVERY_LINE: list[tuple[Callable[..., Any], str]] = [
     (nvlink_status.parse, "samples/host/nvidia_smi_nvlink_status_a100.txt"),
     (rdma_statistic.parse, "samples/host/rdma_statistic_optional_counters_rocep8s0f0.txt"),
     (ip_link.parse, "samples/host/ntc_linux_ip_link_show.raw"),
+    (lspci.parse, "samples/host/lspci_vvv_excerpt_h100_cx7_pcieswitch.txt"),
 ]  # (lldpcli keyvalue is not here: a line without '=' continues the value above, so any text line is valid)
 
 
@@ -306,3 +309,50 @@ def test_hw_counters_tree_a_bad_counter_file_costs_that_counter() -> None:
     assert "roce_slow_restart_cnps" in whole_port.hw_counters
     assert port.hw_counters == {k: v for k, v in whole_port.hw_counters.items() if k != "roce_slow_restart_cnps"}
     assert port.counters == whole_port.counters and port.state == whole_port.state
+
+
+LSPCI = "samples/host/lspci_vvv_excerpt_h100_cx7_pcieswitch.txt"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "bad"), [(r"^\t\tLnkCap:\t", "\t\tLnkCap:\tPort #3, Speed fast"), (r"^\tNUMA", "\tNUMA node: x")]
+)
+def test_lspci_a_bad_device_block_costs_that_device(pattern: str, bad: str) -> None:
+    """A real lspci -vvv (PCIe switch, H100, CX-7): one bad line costs the device whose block holds it,
+    named by its BDF; the other devices read as in the unharmed file."""
+    text = _text(LSPCI)
+    line = _line_of(text, pattern)
+    broken = _corrupt(text, line, bad)
+    with pytest.raises(ParseError) as strict:
+        lspci.parse(broken, "sample")
+    assert strict.value.line == line
+    got, log = _lenient(lspci.parse, broken)
+    _one_problem_at(log, line)
+    whole = lspci.parse(text)
+    lines = text.split("\n")
+    header = next(raw for raw in reversed(lines[:line]) if raw and raw[0] not in " \t")
+    lost = lspci.normalize_bdf(header.split(" ", 1)[0])
+    assert log.problems[0].skipped == f"PCI device {lost}"
+    assert [d.bdf for d in got.devices] == [d.bdf for d in whole.devices if d.bdf != lost]
+    kept = {d.bdf: d for d in got.devices}
+    for d in whole.devices:  # a child of the lost bridge loses only its parent link
+        if d.bdf != lost:
+            assert kept[d.bdf] == (d if d.parent != lost else replace(d, parent=None))
+
+
+def test_lspci_a_bad_header_costs_its_block_and_every_bad_block_is_fatal() -> None:
+    text = _text(LSPCI)
+    headers = [n for n, raw in enumerate(text.split("\n"), start=1) if raw and raw[0] not in " \t"]
+    broken = _corrupt(text, headers[1], "$ lspci -vvv -s 1a:00.0")
+    got, log = _lenient(lspci.parse, broken)
+    _one_problem_at(log, headers[1])
+    assert log.problems[0].skipped == f"the device block at line {headers[1]}"
+    assert len(got.devices) == len(lspci.parse(text).devices) - 1
+    every = text
+    for n in headers:
+        every = _corrupt(every, n, "not a device")
+    with pytest.raises(ParseError):
+        lspci.parse(every, "sample", ParseProblems("sample"))
+    repeated = text + "\n" + "\n".join(text.split("\n")[headers[0] - 1 : headers[1] - 1])
+    got, log = _lenient(lspci.parse, repeated)  # a device printed twice: the repeat is skipped
+    assert got == lspci.parse(text) and "again" in log.problems[0].expected

@@ -19,7 +19,8 @@ status speed/width is below the capability (so an empty downstream port at ``x0`
 ``dl_active`` tells those apart). BDFs are normalized to ``0000:17:00.0``. ``parent`` is the bridge whose
 ``Bus: secondary=`` is the device's bus (None when that bridge is not in the capture). Without ``-nn`` the
 vendor/device split of the name uses the vendor names below (pci.ids spelling) or the ``<vendor> Device <id>``
-shape pciutils prints for unnamed devices. Lines not modelled here are skipped.
+shape pciutils prints for unnamed devices. Lines not modelled here are skipped. Read with a ``problems``
+collector (docs/parsers.md), a device block with a bad line costs that device (``PCI device <bdf>``), not the file.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import astuple, dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = [
     "ACS_BITS",
@@ -397,26 +398,72 @@ def _downgraded(cap: object, status: object, notes: tuple[str | None, str | None
     return slower or status.width < cap.width
 
 
-def parse(text: str, source: str = "<input>") -> Lspci:
-    """Read ``lspci -vvv`` (optionally ``-nn``/``-D``) output into one record per device."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> Lspci:
+    """Read ``lspci -vvv`` (optionally ``-nn``/``-D``) output into one record per device.
+
+    With ``problems`` a device block that cannot be read costs that device: one problem at its bad line, the
+    rest of the block skipped, the other devices read. A block starts at a device line, or at the first line
+    after a blank one; a file whose every block is bad is still refused.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
     parser = _Parser(source)
     lines = text.split("\n")
+    block: _Block | None = None
+    found = 0
+    previous_blank = True
     for index, raw in enumerate(lines):
         stripped = raw.strip()
         if not stripped:
+            previous_blank = True
             continue
         parser.number = index + 1
-        if raw[0] in " \t":
-            following = ""
-            if stripped.startswith("LnkSta"):  # only LnkSta reads the next line (old pciutils wrap its flags)
-                following = lines[index + 1].strip() if index + 1 < len(lines) else ""
-                following = following if following.startswith("TrErr") else ""
-            parser.detail(stripped, following)
-        else:
-            parser.header(raw.rstrip())
+        starts = block is None or previous_blank or (raw[0] not in " \t" and _HEADER.match(raw) is not None)
+        previous_blank = False
+        if starts:
+            _close(parser, block)
+            block = _Block(parser.number, len(parser.devices))
+            found += 1
+        assert block is not None
+        if block.bad:
+            continue
+        try:
+            if raw[0] in " \t":
+                following = ""
+                if stripped.startswith("LnkSta"):  # only LnkSta reads the next line (old pciutils wrap its flags)
+                    following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+                    following = following if following.startswith("TrErr") else ""
+                parser.detail(stripped, following)
+            else:
+                parser.header(raw.rstrip())
+        except ParseError as exc:
+            block.bad = True
+            added = parser.devices[block.devices :]
+            log.record(
+                exc, f"PCI device {added[0].header['bdf']}" if added else f"the device block at line {block.line}"
+            )
+    _close(parser, block)
     if not parser.devices:
+        if log.problems and found:
+            raise log.problems[0].error()
         raise ParseError(source, "expected lspci -vvv output, got no device line", line=1)
     return parser.result()
+
+
+@dataclass(slots=True)
+class _Block:
+    """One device block being read: its first line, how many devices preceded it, whether a line failed."""
+
+    line: int
+    devices: int
+    bad: bool = False
+
+
+def _close(parser: _Parser, block: _Block | None) -> None:
+    """A bad block leaves nothing: its devices are dropped (their BDFs may come again)."""
+    if block is not None and block.bad:
+        for dropped in parser.devices[block.devices :]:
+            parser.seen.discard(str(dropped.header["bdf"]))
+        del parser.devices[block.devices :]
 
 
 # --- dump: records -> lspci -vvv text ---------------------------------------------------------------

@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object, type_name
 from unifab.parse.sched import hostlist
 from unifab.parse.sched._common import (
+    Column,
     Pair,
     epoch_time,
     gpu_count,
@@ -265,7 +266,7 @@ def _json_job(j: dict[str, object], path: str, source: str) -> Job:
     )
 
 
-def _parse_json(text: str, source: str) -> tuple[Job, ...]:
+def _parse_json(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:
     top = json_object(load_json(text, source), "", source)
     if "jobs" not in top:
         errors = top.get("errors")
@@ -275,27 +276,63 @@ def _parse_json(text: str, source: str) -> tuple[Job, ...]:
             raise ParseError(source, f"expected 'jobs', got a Slurm error: {detail!r}", key="errors")
         raise ParseError(source, "expected the top-level key 'jobs' (squeue --json, slurmrestd jobs)", key="jobs")
     jobs = json_list(top["jobs"], "jobs", source)
-    return tuple(
-        _json_job(json_object(j, child("jobs", i), source), child("jobs", i), source) for i, j in enumerate(jobs)
-    )
+    out: list[Job] = []
+    for i, j in enumerate(jobs):
+        where = child("jobs", i)
+        raw_id = j.get("job_id") if isinstance(j, dict) else None
+        raw_id = raw_id.get("number") if isinstance(raw_id, dict) else raw_id
+        named = f"job {raw_id}" if isinstance(raw_id, int) and not isinstance(raw_id, bool) else f"the job at {where}"
+        with log.skipping(named):
+            out.append(_json_job(json_object(j, where, source), where, source))
+    return tuple(out)
 
 
 # --- scontrol show job ----------------------------------------------------------------------------
 
 
-def _records(lines: list[tuple[int, str]], lead: str, source: str) -> list[list[tuple[int, str]]]:
-    """Group lines into records: each starts with ``lead`` at column 0 (one line each with ``-o``)."""
+def _records(
+    lines: list[tuple[int, str]], lead: str, source: str, log: ParseProblems | None = None
+) -> list[list[tuple[int, str]]]:
+    """Group lines into records: each starts with ``lead`` at column 0 (one line each with ``-o``).
+
+    With a lenient ``log`` a line that is neither costs the record it falls in: the one it interrupts (the
+    line before it is that record's and the record runs on past it), else a record of its own with the indented
+    lines under it; either is left out. Without ``log`` it is an error.
+    """
     records: list[list[tuple[int, str]]] = []
-    for number, raw in lines:
+    bad: set[int] = set()  # indices of the records a stray line spoiled
+    previous = ""
+    for index, (number, raw) in enumerate(lines):
         if raw.startswith(lead):
             records.append([(number, raw)])
         elif not raw.strip():
-            continue
+            pass
         elif records and raw[:1] in " \t":
             records[-1].append((number, raw))
         else:
-            raise ParseError(source, f"expected a line starting with {lead!r} or an indented continuation", line=number)
-    return records
+            error = ParseError(
+                source, f"expected a line starting with {lead!r} or an indented continuation", line=number
+            )
+            if log is None:
+                raise error
+            after = next((r for _, r in lines[index + 1 :] if r.strip()), "")
+            inside = records and previous.strip() and (len(records[-1]) > 1 or after[:1] in (" ", "\t"))
+            if inside:
+                first = records[-1][0][1]
+                log.record(error, _record_name(first, lead, records[-1][0][0]))
+                bad.add(len(records) - 1)
+            else:
+                log.record(error, f"the record at line {number}")
+                records.append([(number, raw)])
+                bad.add(len(records) - 1)
+        previous = raw
+    return [r for i, r in enumerate(records) if i not in bad]
+
+
+def _record_name(first: str, lead: str, number: int) -> str:
+    """``job 1234`` for a record whose first line reads ``JobId=1234 ...``, else the record by its line."""
+    word = first.removeprefix(lead).split(" ", 1)[0] if first.startswith(lead) else ""
+    return f"job {word}" if word else f"the record at line {number}"
 
 
 def scontrol_pairs(record: list[tuple[int, str]], rest_of_line: frozenset[str], source: str) -> list[Pair]:
@@ -372,8 +409,12 @@ def _scontrol_job(record: list[tuple[int, str]], source: str) -> Job:
     )
 
 
-def _parse_scontrol(lines: list[tuple[int, str]], source: str) -> tuple[Job, ...]:
-    return tuple(_scontrol_job(record, source) for record in _records(lines, "JobId=", source))
+def _parse_scontrol(lines: list[tuple[int, str]], source: str, log: ParseProblems) -> tuple[Job, ...]:
+    jobs: list[Job] = []
+    for record in _records(lines, "JobId=", source, None if log.is_strict else log):
+        with log.skipping(_record_name(record[0][1], "JobId=", record[0][0])):
+            jobs.append(_scontrol_job(record, source))
+    return tuple(jobs)
 
 
 # --- squeue text ----------------------------------------------------------------------------------
@@ -381,7 +422,7 @@ def _parse_scontrol(lines: list[tuple[int, str]], source: str) -> tuple[Job, ...
 _SQUEUE_TEXT_COLUMNS = frozenset({"NAME", "REASON", "NODELIST(REASON)"})
 
 
-def _parse_squeue_text(lines: list[tuple[int, str]], source: str) -> tuple[Job, ...]:
+def _parse_squeue_text(lines: list[tuple[int, str]], source: str, log: ParseProblems) -> tuple[Job, ...]:
     header_line, header = lines[0]
     columns = header_columns(header)
     names = [c.name for c in columns]
@@ -391,79 +432,93 @@ def _parse_squeue_text(lines: list[tuple[int, str]], source: str) -> tuple[Job, 
     for number, raw in lines[1:]:
         if not raw.strip():
             continue
-        cells = dict(zip(names, split_aligned(raw.rstrip(), columns, _SQUEUE_TEXT_COLUMNS), strict=True))
-        job_id = cells["JOBID"]
-        if not _JOB_ID.match(job_id):
-            raise ParseError(source, f"expected a job id in the JOBID column, got {job_id!r}", line=number)
-        if "ST" in cells:
-            state = SQUEUE_STATE_CODES.get(cells["ST"])
-            if state is None:
-                raise ParseError(
-                    source, f"expected a squeue state code (PD, R, CG ...), got {cells['ST']!r}", line=number
-                )
-        elif "STATE" in cells:
-            state = cells["STATE"]
-            if not _STATE_WORD.match(state):
-                raise ParseError(source, f"expected a job state (RUNNING, PENDING ...), got {state!r}", line=number)
-        else:
-            state = "UNKNOWN"
-        reason = cells.get("REASON")
-        nodelist = cells.get("NODELIST", "")
-        if "NODELIST(REASON)" in cells:
-            value = cells["NODELIST(REASON)"]
-            if value.startswith("(") and value.endswith(")"):
-                reason = value[1:-1]
-            else:
-                nodelist = value
-        count = cells.get("NODES")
-        node_count = None
-        if count:
-            m = _COUNT.match(count)
-            if m is None:
-                raise ParseError(source, f"expected a node count in the NODES column, got {count!r}", line=number)
-            node_count = int(m[1])
-        gres = normalize_gres(cells.get("TRES_PER_NODE"))
-        request = None if gres is None else gpu_count(parse_gres(gres, source, line=number))
-        jobs.append(
-            _job(
-                job_id,
-                name=cells.get("NAME", ""),
-                user=null(cells.get("USER")),
-                states=(state,),
-                reason=reason,
-                partition=cells.get("PARTITION"),
-                nodes=hostlist.expand(null(nodelist) or "", source, line=number),
-                node_count=node_count,
-                gres=gres,
-                request=request,
-                per_node={},
-                counts=[],
-                start_time=text_time(cells.get("START_TIME"), source, number),
-                env=None,
-            )
-        )
+        word = raw.split(None, 1)[0] if names[0] == "JOBID" else ""
+        with log.skipping(f"job {word}" if _JOB_ID.match(word) else f"line {number}"):
+            jobs.append(_squeue_row(number, raw, columns, names, source))
     return tuple(jobs)
+
+
+def _squeue_row(number: int, raw: str, columns: list[Column], names: list[str], source: str) -> Job:
+    cells = dict(zip(names, split_aligned(raw.rstrip(), columns, _SQUEUE_TEXT_COLUMNS), strict=True))
+    job_id = cells["JOBID"]
+    if not _JOB_ID.match(job_id):
+        raise ParseError(source, f"expected a job id in the JOBID column, got {job_id!r}", line=number)
+    if "ST" in cells:
+        state = SQUEUE_STATE_CODES.get(cells["ST"])
+        if state is None:
+            raise ParseError(source, f"expected a squeue state code (PD, R, CG ...), got {cells['ST']!r}", line=number)
+    elif "STATE" in cells:
+        state = cells["STATE"]
+        if not _STATE_WORD.match(state):
+            raise ParseError(source, f"expected a job state (RUNNING, PENDING ...), got {state!r}", line=number)
+    else:
+        state = "UNKNOWN"
+    reason = cells.get("REASON")
+    nodelist = cells.get("NODELIST", "")
+    if "NODELIST(REASON)" in cells:
+        value = cells["NODELIST(REASON)"]
+        if value.startswith("(") and value.endswith(")"):
+            reason = value[1:-1]
+        else:
+            nodelist = value
+    count = cells.get("NODES")
+    node_count = None
+    if count:
+        m = _COUNT.match(count)
+        if m is None:
+            raise ParseError(source, f"expected a node count in the NODES column, got {count!r}", line=number)
+        node_count = int(m[1])
+    gres = normalize_gres(cells.get("TRES_PER_NODE"))
+    request = None if gres is None else gpu_count(parse_gres(gres, source, line=number))
+    return _job(
+        job_id,
+        name=cells.get("NAME", ""),
+        user=null(cells.get("USER")),
+        states=(state,),
+        reason=reason,
+        partition=cells.get("PARTITION"),
+        nodes=hostlist.expand(null(nodelist) or "", source, line=number),
+        node_count=node_count,
+        gres=gres,
+        request=request,
+        per_node={},
+        counts=[],
+        start_time=text_time(cells.get("START_TIME"), source, number),
+        env=None,
+    )
 
 
 # --- entry point ----------------------------------------------------------------------------------
 
 
-def parse(text: str, source: str = "<input>") -> tuple[Job, ...]:
-    """Jobs from squeue/slurmrestd JSON, ``scontrol show job`` or ``squeue`` text (detected from the text)."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Job, ...]:
+    """Jobs from squeue/slurmrestd JSON, ``scontrol show job`` or ``squeue`` text (detected from the text).
+
+    With ``problems`` a job record that cannot be read costs that job (named by its id and line or key); the
+    other jobs are read. Output whose every record is bad is still refused.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
+    jobs = _parse(text, source, log)
+    if not jobs and log.problems:
+        raise log.problems[0].error()
+    return jobs
+
+
+def _parse(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:
     stripped = text.lstrip()
     if not stripped:
         raise ParseError(source, "expected Slurm job output, got empty text", line=1)
     if stripped[0] in "{[":
-        return _parse_json(text, source)
+        return _parse_json(text, source, log)
     lines = [(n, raw.rstrip("\r")) for n, raw in enumerate(text.split("\n"), start=1)]
     content = [(n, raw) for n, raw in lines if raw.strip()]
     first_line, first = content[0]
     if first.strip() == "No jobs in the system" and len(content) == 1:
         return ()
     if first.startswith("JobId="):
-        return _parse_scontrol(lines, source)
+        return _parse_scontrol(lines, source, log)
     if "JOBID" in first.split():
-        return _parse_squeue_text(content, source)
+        return _parse_squeue_text(content, source, log)
     raise ParseError(
         source,
         "expected squeue --json/slurmrestd JSON, 'scontrol show job' (JobId=...) or a squeue header (JOBID ...)",
