@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, settings
 
 from unifab.jsonify import to_jsonable
 
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
     from redis_service import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests judge what is generated, never how fast: on a loaded 2-core CI machine Hypothesis' per-example
+# deadline and its "input generation is slow" health check failed tests whose properties held. A test's own
+# @settings still override these.
+settings.register_profile("unifab", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("unifab")
 
 
 def _samples_dir() -> Path:
