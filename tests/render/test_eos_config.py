@@ -74,13 +74,28 @@ def test_forward_and_alert_watchdog_actions() -> None:
         ([PortSpec("Ethernet1\n   shutdown", 400_000, "host")], ROCE, "is not a valid name"),
         ([PortSpec("Et1", 400_000, "host")], ROCE, "expected Ethernet<n>[/<n>[/<n>]]"),
         ([PortSpec("Ethernet1", 400_000, "host")], with_(ROCE, name="ROCE; reload"), "profile name"),
-        ([PortSpec("Ethernet1", 400_000, "host")], with_(ROCE, switch_mtu=9216), "MTU must be an integer in 68..9214"),
+        ([PortSpec("Ethernet1", 400_000, "host")], with_(ROCE, switch_mtu=50), "MTU must be an integer in 68..9214"),
     ],
 )
 def test_bad_names_and_values_are_refused(ports: list[PortSpec], profile: QosProfile, message: str) -> None:
     with pytest.raises(RenderError, match=r"^eos: ") as err:
         render_eos(ports, profile)
     assert message in str(err.value)
+
+
+def test_a_switch_mtu_above_the_eos_maximum_is_set_as_9214_with_a_note() -> None:
+    """Spectrum-X's 9216 (what SONiC and NVUE take) is more than an Arista interface takes: 9214, and it says so."""
+    ports = [PortSpec("Ethernet1", 400_000, "host"), PortSpec("Ethernet2", 400_000, "fabric")]
+    text = render_eos(ports, with_(ROCE, switch_mtu=9216))
+    assert text.splitlines()[0] == (
+        "! unifab: Arista EOS interface MTU tops out at 9214 (asked 9216): "
+        "the intent's switch MTU 9216 is set as mtu 9214"
+    )
+    assert {i.mtu for i in ec.parse(text).interfaces.values()} == {9214}
+    assert {p.mtu for p in parse_eos(text, "rendered").ports.values()} == {9214}
+    after = apply_to_running_config("hostname leaf1\n!\ninterface Ethernet1\n   mtu 1500\n!\nend\n", text)
+    assert "unifab:" not in after and ec.parse(after).interfaces["Ethernet1"].mtu == 9214
+    assert render_eos(ports, with_(ROCE, switch_mtu=9214)).startswith("qos map"), "no note when nothing changed"
 
 
 # --- apply ------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_save_steps_close_each_group_once() -> None:
     assert eos.port_mtu("Ethernet1", 9000) == ("configure", "interface Ethernet1", "mtu 9000", "end", "write memory")
     assert eos.port_mtu("Ethernet1", 9216)[:2] == (
         "configure",
-        f"! EOS interface MTU tops out at {EOS_MAX_MTU} (asked 9216)",
+        f"! Arista EOS interface MTU tops out at {EOS_MAX_MTU} (asked 9216)",
     )
     assert finish("eos", eos.port_mtu("Ethernet1", 9000)) == eos.port_mtu("Ethernet1", 9000)  # configure once
     assert eos.port_mtu("Ethernet1", 9216)[-3:] == (f"mtu {EOS_MAX_MTU}", "end", "write memory")

@@ -10,6 +10,7 @@ from unifab.checks.context import CheckContext, majority
 from unifab.checks.findings import link_finding, port_link_finding, sides_to_fix
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Port, Severity
+from unifab.platforms import PLATFORMS, clamp_mtu
 from unifab.qos.headroom import sonic_cable_length_m
 from unifab.render.nic_cli import NicFixes
 
@@ -55,15 +56,15 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
         if sw_mtu < want_sw and (too_small_switch or (base.switch_mtu or 0) > sw_mtu):
             fixes.append(Fix(lk.port.switch, ctx.cli(lk.port.switch).port_mtu(lk.port.name, want_sw)))
         roce = roce_active_mtu(nic_mtu)
+        severity = Severity.CRITICAL
         if too_small_switch:
             message = f"{lk.port.endpoint} MTU {sw_mtu} is below {lk.nic.endpoint} MTU {nic_mtu}"
             impact = "frames larger than the switch MTU are dropped: RoCE messages time out and retransmit"
         else:
-            message = f"{lk.nic.endpoint} MTU {nic_mtu} is below the fabric's {base.nic_mtu} (RoCE MTU {roce})"
-            impact = f"RoCE path MTU falls to {roce} bytes for every peer of this NIC, cutting bandwidth"
+            severity, message, impact = _nic_below_fabric(str(lk.nic.endpoint), nic_mtu, base.nic_mtu or nic_mtu)
         yield link_finding(
             "QOS-MTU",
-            Severity.CRITICAL if too_small_switch else Severity.WARNING,
+            severity,
             lk,
             message,
             {"mtu": nic_mtu, "roce_active_mtu": roce},
@@ -71,6 +72,45 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
             fixes,
             impact,
         )
+
+
+def _nic_below_fabric(nic: str, nic_mtu: int, fabric_mtu: int) -> tuple[Severity, str, str]:
+    """Severity, message and impact of a NIC whose MTU is below the fabric's (the switch carries its frames).
+
+    RoCE runs at the largest IB MTU that fits the netdev MTU (:func:`roce_active_mtu`), so only a NIC MTU that
+    lowers that IB MTU (1500 → 1024 in a 9000 fabric) costs RoCE anything; 5000 in a 9000 fabric still gives
+    4096, the fabric's own RoCE MTU.
+    """
+    roce, fabric_roce = roce_active_mtu(nic_mtu), roce_active_mtu(fabric_mtu)
+    message = f"{nic} MTU {nic_mtu} is below the fabric's {fabric_mtu} (RoCE MTU {roce})"
+    if roce is None:
+        return (
+            Severity.WARNING,
+            f"{nic} MTU {nic_mtu} is below the fabric's {fabric_mtu} (too small for any RoCE MTU)",
+            f"MTU {nic_mtu} leaves no room for the smallest RoCE MTU ({IB_MTUS[-1]} + {ROCE_HEADERS} bytes of "
+            "headers): RoCE cannot run on this NIC",
+        )
+    if fabric_roce is not None and roce < fabric_roce:
+        # a lower RoCE MTU halves (or worse) the payload of every RoCE packet to and from this NIC: a real
+        # bandwidth cost for the collective, not only drift
+        return (
+            Severity.WARNING,
+            message,
+            f"RoCE path MTU falls to {roce} bytes for every peer of this NIC, cutting bandwidth",
+        )
+    # INFO, not WARNING: a NIC MTU below the switch's drops nothing by itself (the switch carries every frame the
+    # NIC sends) and RoCE keeps its MTU. What differs is non-RoCE IP traffic: this NIC's own packets are smaller,
+    # and datagrams larger than its MTU from peers at the fabric MTU are dropped on its receive side (TCP is
+    # spared, its MSS is negotiated from the MTU; UDP and other non-TCP IP above the NIC MTU is not). Drift from
+    # the fabric to fix, not a fault of the RoCE fabric.
+    return (
+        Severity.INFO,
+        f"{nic} MTU {nic_mtu} is below the fabric's {fabric_mtu}; RoCE MTU stays {roce}",
+        f"RoCE traffic is unaffected (RoCE MTU stays {roce}, as at the fabric's {fabric_mtu}); non-RoCE traffic "
+        f"above {nic_mtu} bytes is what differs: this NIC's packets are smaller than its peers', and non-TCP "
+        f"datagrams above {nic_mtu} bytes from peers at MTU {fabric_mtu} are dropped on receive (TCP negotiates "
+        "its segment size from the MTU)",
+    )
 
 
 def _switch_cable_setting(ctx: CheckContext, switch: str, metres: int) -> int:
@@ -204,18 +244,59 @@ def check_link_fec(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
+def _settable_mtu(ctx: CheckContext, port: Port, mtu: int) -> int:
+    """The MTU ``port``'s switch sets when asked for ``mtu`` (its platform's maximum at most)."""
+    found = PLATFORMS.get(ctx.os_of(port.switch) or "")
+    return mtu if found is None else clamp_mtu(found, mtu)[0]
+
+
 def check_uplink_mtu(ctx: CheckContext) -> Iterator[Finding]:
-    """Both ends of a switch↔switch link must carry the same MTU."""
-    yield from port_link_check(
-        ctx,
-        "QOS-MTU",
-        "mtu",
-        lambda p: p.mtu,
-        Severity.CRITICAL,
-        lambda p, v: ctx.cli(p.switch).port_mtu(p.name, v),
-        "frames above the smaller MTU are dropped in one direction: RoCE messages time out and retransmit",
-        label="MTU",
-    )
+    """Both ends of a switch↔switch link must carry the same MTU.
+
+    The target is the fabric's switch MTU, capped at what both ends' platforms take (:func:`clamp_mtu`): on a
+    SONiC↔EOS link of a 9216 fabric both ends go to 9214, the fix lowers the SONiC end, never asks EOS for a
+    9216 it cannot set. CRITICAL when the smaller end is below the hosts' MTU (their frames are dropped);
+    WARNING when both ends carry every host frame (9214 against 9216 under hosts at 9000).
+    """
+    key = "QOS-MTU:mtu"
+    links = ctx.port_links
+    if key in ctx.fabric_values:
+        fabric_value = ctx.fabric_values[key]
+    else:
+        fabric_value = majority(v for pl in links for v in (pl.a.mtu, pl.b.mtu))
+    host_mtu = ctx.baseline.nic_mtu
+    for pl in links:
+        a_mtu, b_mtu = pl.a.mtu, pl.b.mtu
+        if a_mtu is None or b_mtu is None or a_mtu == b_mtu:
+            continue
+        target = fabric_value if isinstance(fabric_value, int) else max(a_mtu, b_mtu)
+        target = _settable_mtu(ctx, pl.b, _settable_mtu(ctx, pl.a, target))  # what both ends can take
+        wrong = [p for p, v in ((pl.a, a_mtu), (pl.b, b_mtu)) if v != target]
+        small = min(a_mtu, b_mtu)
+        if host_mtu is None or small < host_mtu:
+            severity = Severity.CRITICAL
+            impact = "frames above the smaller MTU are dropped in one direction: RoCE messages time out and retransmit"
+        else:
+            # no data frame is lost: every packet a host sends (at most its MTU) fits both ends. What a mismatch
+            # breaks is above that, and routing protocols that compare MTUs, so it is worth fixing, not an outage.
+            severity = Severity.WARNING
+            impact = (
+                f"both ends carry every host frame (hosts at MTU {host_mtu}), so RoCE is not affected; packets "
+                f"above {small} bytes are dropped in one direction, and routing protocols that compare MTUs "
+                "refuse the adjacency (OSPF stays in ExStart, IS-IS pads its hellos to the MTU)"
+            )
+        yield port_link_finding(
+            "QOS-MTU",
+            severity,
+            pl,
+            f"MTU mismatch: {pl.a.endpoint} has {a_mtu}, {pl.b.endpoint} has {b_mtu}",
+            "mtu",
+            a_mtu,
+            b_mtu,
+            [Fix(p.switch, ctx.cli(p.switch).port_mtu(p.name, target)) for p in wrong],
+            impact,
+            ctx.path_impact(pl),
+        )
 
 
 CHECKS = (

@@ -13,9 +13,9 @@ silent default. ``docs/add-a-platform.md`` walks through adding one.
 from __future__ import annotations
 
 from unifab.platforms import eos, ib, junos, nvue, sonic
-from unifab.platforms.base import Platform, UnknownPlatformError, safe_name
+from unifab.platforms.base import Platform, UnknownPlatformError, clamp_mtu, safe_name
 
-__all__ = ["PLATFORMS", "Platform", "UnknownPlatformError", "platform", "safe_name"]
+__all__ = ["PLATFORMS", "Platform", "UnknownPlatformError", "clamp_mtu", "platform", "safe_name"]
 
 
 PLATFORMS: dict[str, Platform] = {

@@ -6,7 +6,9 @@ import re
 
 from unifab.platforms.base import Platform
 
-__all__ = ["PLATFORM"]
+__all__ = ["MAX_MTU", "PLATFORM"]
+
+MAX_MTU = 9214  # [I] EOS interface MTU tops out at 9214 (reference switch-qos §2.4): `mtu` takes 68-9214
 
 PLATFORM = Platform(
     name="eos",
@@ -19,4 +21,5 @@ PLATFORM = Platform(
     ),
     live="eos-eapi",
     comment="!",
+    max_mtu=MAX_MTU,
 )

@@ -13,7 +13,9 @@
   queue the ETS/ECN settings name: ``priority strict`` or ``no priority`` + ``bandwidth percent W``,
   ``random-detect ecn minimum-threshold X bytes maximum-threshold Y bytes max-mark-probability P``.
   Thresholds are in ``bytes``: the one EOS unit whose size is settled (reference switch-qos §2.2);
-* per interface: ``mtu`` and ``service-profile NAME``.
+* per interface: ``mtu`` and ``service-profile NAME``. A switch MTU above EOS's maximum (9214; the
+  ``nvidia-spectrum-x`` preset asks 9216, which SONiC and NVUE take) is written as 9214 by the rule the
+  fixes follow (:func:`unifab.platforms.clamp_mtu`), and the section opens with a ``!`` line saying so.
 
 A watchdog action ``forward`` has no port-level keyword on EOS; it becomes the global
 ``priority-flow-control pause watchdog action no-drop``. Not expressible on EOS, so not written: the
@@ -32,11 +34,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from unifab.errors import RenderError
 from unifab.parse._text import natural_key
 from unifab.parse.switch import eos_config as ec
+from unifab.platforms import clamp_mtu
+from unifab.platforms.eos import MAX_MTU, PLATFORM
 from unifab.profile import PortSpec, QosProfile
 from unifab.render.switch_qos import check_name, derive, sorted_ports
 
@@ -45,7 +49,7 @@ __all__ = ["PORT_NAME", "PROFILE_NAME", "apply_to_running_config", "records", "r
 OS = "eos"
 PORT_NAME = re.compile(r"Ethernet\d{1,6}(/\d{1,3}){0,2}")  # a spine of a 100,000-GPU fabric: Ethernet100088
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-MTU_RANGE = (68, 9214)  # [I] EOS interface MTU tops out at 9214 (reference switch-qos §2.4)
+MTU_RANGE = (68, MAX_MTU)  # [I] EOS interface MTU takes 68-9214 (reference switch-qos §2.4)
 PORT_ACTIONS = {"drop": "drop", "alert": "notify-only"}  # profile action -> EOS port-level action
 GLOBAL_ACTIONS = {"forward": "no-drop"}  # only the global watchdog has no-drop
 
@@ -54,15 +58,30 @@ def render_eos(ports: Sequence[PortSpec], profile: QosProfile) -> str:
     """The EOS configuration section that makes ``ports`` lossless RoCE ports running ``profile``.
 
     Raises :class:`~unifab.errors.RenderError` for a port that is not ``Ethernet<n>[/<n>[/<n>]]``, a
-    profile name EOS would not take as a ``qos profile`` name, or a profile a switch cannot run.
+    profile name EOS would not take as a ``qos profile`` name, or a profile a switch cannot run. A switch
+    MTU above EOS's maximum is written as that maximum, and a first ``!`` line says what became of it.
     """
-    return ec.dump(records(ports, profile))
+    text = ec.dump(records(ports, profile))
+    fitted, note = _fit_mtu(profile)
+    if note is None:
+        return text
+    return f"! unifab: {note}: the intent's switch MTU {profile.switch_mtu} is set as mtu {fitted.switch_mtu}\n" + text
+
+
+def _fit_mtu(profile: QosProfile) -> tuple[QosProfile, str | None]:
+    """``profile`` with its switch MTU as an EOS port takes it (:func:`~unifab.platforms.clamp_mtu`), and the note
+    when that changed it. A value that is no MTU at all is left for :func:`derive` to refuse by name."""
+    mtu = profile.switch_mtu
+    if isinstance(mtu, bool) or not isinstance(mtu, int):
+        return profile, None
+    fitted, note = clamp_mtu(PLATFORM, mtu)
+    return (profile, None) if note is None else (replace(profile, switch_mtu=fitted), note)
 
 
 def records(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:
     """What :func:`render_eos` prints, as configuration records (``hostname`` unset, ``interface_qos`` unresolved)."""
     name = check_name(OS, "profile name", profile.name, PROFILE_NAME, "letters, digits, '_' or '-', up to 64")
-    sq = derive(profile, OS, MTU_RANGE)
+    sq = derive(_fit_mtu(profile)[0], OS, MTU_RANGE)
     specs = sorted_ports(OS, ports, PORT_NAME, "Ethernet<n>[/<n>[/<n>]]")
     queues: dict[int, ec.EosQueueConfig] = {}
     for q in sorted({*sq.strict, *sq.weights, *sq.ecn}):

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from unifab.model import PfcWatchdog, Port, PortQos, QueueQos, Switch
-from unifab.platforms import Platform, platform, safe_name
+from unifab.platforms import Platform, clamp_mtu, platform, safe_name
+from unifab.platforms import eos as eos_platform
 from unifab.platforms.junos import MEDIA_MTU_OVERHEAD
 from unifab.render import sonic
 
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 Commands = tuple[str, ...]
-EOS_MAX_MTU = 9214  # [I] EOS interface MTU tops out at 9214 (reference switch-qos §2.4)
+EOS_MAX_MTU = eos_platform.MAX_MTU  # 9214, from the platform table (the one place it is written)
 
 
 class SwitchCli(Protocol):
@@ -361,13 +362,8 @@ class EosCli(_Dialect):
         return tuple(lines)
 
     def port_mtu(self, port: str, mtu: int) -> Commands:
-        if mtu > EOS_MAX_MTU:
-            return (
-                f"! EOS interface MTU tops out at {EOS_MAX_MTU} (asked {mtu})",
-                f"interface {port}",
-                f"mtu {EOS_MAX_MTU}",
-            )
-        return (f"interface {port}", f"mtu {mtu}")
+        set_mtu, note = clamp_mtu(eos_platform.PLATFORM, mtu)  # the rule unifab render follows (render.eos_config)
+        return (*((f"! {note}",) if note else ()), f"interface {port}", f"mtu {set_mtu}")
 
     def port_speed(self, port: str, mbps: int) -> Commands:
         return (f"interface {port}", f"speed {mbps // 1000}g")
