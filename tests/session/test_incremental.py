@@ -1,10 +1,12 @@
 """The incremental session must give exactly what a full load + check of the changed bundle gives.
 
 Property test: many random single-device changes (NIC QoS, MTU, speed, TOS override, pause, LLDP
-cabling, unreadable and deleted files; switch port MTU/speed/FEC/PFC, DSCP maps, WRED thresholds,
-unreadable configs) on twins with every scenario, SONiC and mixed EOS/NVUE switches. After each change
-the session's findings must equal a fresh ``run_checks(load_bundle(...))``; after the file is restored
-they must equal the original findings again.
+cabling, unreadable and deleted files, DCBX mode, GID types, NIC firmware, NIC and GPU driver versions;
+switch port MTU/speed/FEC/PFC, DSCP maps, WRED thresholds, unreadable configs, the OS version; a job's
+NCCL environment) on twins with every scenario, SONiC and mixed EOS/NVUE switches. After each change the
+session's findings must equal a fresh ``run_checks(load_bundle(...))``; after the file is restored they
+must equal the original findings again. Every registered check has an explicit scope, and a host-only
+change re-runs no check over the whole fabric.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from unifab.checks.registry import registry
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.errors import BundleError
 from unifab.model import Finding
-from unifab.session.incremental import Session, diff_findings, finding_key
+from unifab.session.incremental import Session, Update, diff_findings, finding_key
+from unifab.session.scope import KEYS, SCOPES, Scope
 from unifab.twin.generate import generate
 from unifab.twin.scenarios import SCENARIOS
 
@@ -31,7 +35,7 @@ from unifab.twin.scenarios import SCENARIOS
 @dataclass
 class Edit:
     what: str
-    kind: str  # "host" | "switch"
+    kind: str  # "host" | "switch" | "bundle" (a path outside hosts/ and switches/: the scheduler's)
     device: str
     saved: dict[Path, bytes | None]
 
@@ -249,6 +253,67 @@ def switch_text_mtu(rng: random.Random, bundle: Path) -> Edit | None:
     return Edit(f"MTU {path.relative_to(bundle)}", "switch", path.parent.parent.name, saved)
 
 
+def host_firmware(rng: random.Random, bundle: Path) -> Edit | None:
+    """One NIC on other firmware than its group: FLEET-FIRMWARE compares it with the group's majority."""
+    version = rng.choice(["28.36.1010", "28.41.1000"])
+    return _sub(
+        rng, bundle, "NIC firmware", "cmd/ibv_devinfo.txt", r"fw_ver:\s+\S+", lambda s: f"fw_ver:\t\t\t\t{version}"
+    )
+
+
+def host_driver(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(rng, bundle, "NIC driver", "sys/module/*/version", r"^\S+", lambda s: "23.10-0.5.5")
+
+
+def host_gpu_driver(rng: random.Random, bundle: Path) -> Edit | None:
+    return _sub(
+        rng,
+        bundle,
+        "GPU driver",
+        "cmd/nvidia-smi-q.xml",
+        r"<driver_version>[^<]*</driver_version>",
+        lambda s: "<driver_version>550.54.15</driver_version>",
+    )
+
+
+def host_dcbx(rng: random.Random, bundle: Path) -> Edit | None:
+    """Flip a NIC's DCBX owner: QOS-DCBX judges every NIC against the NICs' majority (without an intent)."""
+
+    def flip(line: str) -> str:
+        return "DCBX mode: OS controlled" if "Firmware" in line else "DCBX mode: Firmware controlled"
+
+    return _sub(rng, bundle, "DCBX", "cmd/mlnx_qos/*.txt", r"DCBX mode: \w+ controlled", flip)
+
+
+def host_gid(rng: random.Random, bundle: Path) -> Edit | None:
+    """A RoCE v2 GID turns v1: HOST-GID reads the index the jobs on the host set (NCCL_IB_GID_INDEX)."""
+    return _sub(rng, bundle, "GID type", "cmd/show_gids.txt", r"\bv2\b", lambda s: "v1")
+
+
+def switch_version(rng: random.Random, bundle: Path) -> Edit | None:
+    """A SONiC switch on another image: FLEET-OS compares it with its OS and platform group."""
+    path = _pick(rng, list((bundle / "switches").glob("*/sonic/show-version.txt")))
+    if path is None:
+        return None
+    saved = _save(path)
+    text = path.read_text()
+    path.write_text(re.sub(r"SONiC Software Version: \S+", "SONiC Software Version: SONiC.202311.99-abc", text))
+    return Edit(f"OS version {path.relative_to(bundle)}", "switch", path.parent.parent.name, saved)
+
+
+def job_env(rng: random.Random, bundle: Path) -> Edit | None:
+    """A job's NCCL environment changes (HOST-GID reads NCCL_IB_GID_INDEX, QOS-JOB-TC NCCL_IB_TC): a path
+    outside hosts/ and switches/, so the session re-reads the bundle."""
+    path = _pick(rng, list((bundle / "scheduler").glob("env/*.env")))
+    if path is None:
+        return None
+    saved = _save(path)
+    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith(("NCCL_IB_GID_INDEX=", "NCCL_IB_TC="))]
+    lines.append(rng.choice(["NCCL_IB_GID_INDEX=0", "NCCL_IB_GID_INDEX=1", "NCCL_IB_TC=98"]))
+    path.write_text("\n".join(lines) + "\n")
+    return Edit(f"job env {path.relative_to(bundle)}", "bundle", "", saved)
+
+
 MUTATORS: list[Mutator] = [
     host_pfc,
     host_trust,
@@ -269,6 +334,23 @@ MUTATORS: list[Mutator] = [
     switch_wred,
     switch_corrupt,
     switch_text_mtu,
+    host_firmware,
+    host_driver,
+    host_gpu_driver,
+    host_dcbx,
+    host_gid,
+    switch_version,
+    job_env,
+]
+# the changes that move what the keyed checks compare fabric-wide (versions, DCBX) or the jobs' environment
+FLEET_AND_JOBS: list[Mutator] = [
+    host_firmware,
+    host_driver,
+    host_gpu_driver,
+    host_dcbx,
+    host_gid,
+    switch_version,
+    job_env,
 ]
 
 
@@ -278,6 +360,18 @@ def full(bundle: Path) -> list[Finding]:
 
 def keys(findings: list[Finding]) -> list[bytes]:
     return [finding_key(f) for f in findings]
+
+
+def apply(session: Session, edit: Edit) -> object:
+    if edit.kind == "bundle":
+        return session.update_paths(list(edit.saved))
+    return session.update_host(edit.device) if edit.kind == "host" else session.update_switch(edit.device)
+
+
+def undo(session: Session, edit: Edit, bundle: Path) -> list[Finding]:
+    if edit.kind == "bundle":
+        return session.update_paths([p.relative_to(bundle) for p in edit.saved]).findings
+    return session.update_paths([Path("hosts" if edit.kind == "host" else "switches") / edit.device / "x"]).findings
 
 
 @pytest.fixture(scope="module", params=["sonic", "mixed", "sonic-majority"])
@@ -310,20 +404,78 @@ def test_random_single_device_changes_equal_a_full_check(bundle: Path) -> None:
             continue
         previous = session.findings
         try:
-            update = session.update_host(edit.device) if edit.kind == "host" else session.update_switch(edit.device)
+            update = apply(session, edit)
             expected = full(bundle)
         finally:
             edit.restore()
+        assert isinstance(update, Update)
         assert keys(update.findings) == keys(expected), edit.what
         added, removed = diff_findings(previous, expected)
         assert sorted(keys(update.added)) == sorted(keys(added)), edit.what
         assert sorted(keys(update.removed)) == sorted(keys(removed)), edit.what
-        back = session.update_paths([Path("hosts" if edit.kind == "host" else "switches") / edit.device / "x"])
-        assert keys(back.findings) == original, f"after restoring: {edit.what}"
+        assert keys(undo(session, edit, bundle)) == original, f"after restoring: {edit.what}"
         done[mutate.__name__] = done.get(mutate.__name__, 0) + 1
         modes.add(update.mode)
     assert sum(done.values()) >= 24, done
     assert "incremental" in modes
+
+
+@pytest.mark.parametrize("mutate", FLEET_AND_JOBS, ids=lambda m: m.__name__)
+def test_version_dcbx_gid_and_job_env_changes_equal_a_full_check(bundle: Path, mutate: Mutator) -> None:
+    """The keyed checks (FLEET-*, QOS-DCBX) and HOST-GID follow changes to what they compare across the fleet."""
+    rng = random.Random(f"{mutate.__name__}-{bundle.parent.name}")
+    session = Session(bundle)
+    original = keys(session.findings)
+    changed = 0
+    for _ in range(3):
+        edit = mutate(rng, bundle)
+        if edit is None:
+            continue
+        try:
+            update = apply(session, edit)
+            expected = full(bundle)
+        finally:
+            edit.restore()
+        assert isinstance(update, Update)
+        assert keys(update.findings) == keys(expected), edit.what
+        changed += keys(expected) != original
+        assert keys(undo(session, edit, bundle)) == original, f"after restoring: {edit.what}"
+    if mutate is not switch_version or any((bundle / "switches").glob("*/sonic/show-version.txt")):
+        assert changed, f"{mutate.__name__} never changed a finding: the mutation tests nothing"
+
+
+def test_every_registered_check_has_an_explicit_scope() -> None:
+    """No check falls back to FABRIC (re-run in full on every change) for want of an entry."""
+    runnable = {k for k, s in registry().items() if s.run is not None}
+    assert sorted(runnable - set(SCOPES)) == []
+    assert sorted(set(SCOPES) - runnable) == []
+    assert [k for k, scope in SCOPES.items() if scope is Scope.FABRIC] == []
+    assert sorted(k for k, scope in SCOPES.items() if scope is Scope.KEYED and k not in KEYS) == []
+    assert sorted(set(KEYS) - runnable) == []
+
+
+def test_a_host_only_change_re_runs_no_check_whole(bundle: Path, tmp_path: Path) -> None:
+    """One NIC's MTU on one host moves per-link and per-host findings only: nothing is re-run fabric-wide,
+    while a firmware change re-runs exactly the check that compares firmware across the fleet."""
+    work = tmp_path / "b"
+    shutil.copytree(bundle, work)
+    session = Session(work)
+    host = sorted((work / "hosts").iterdir())[1]
+    mtu = sorted(host.glob("sys/class/net/*/mtu"))[0]
+    mtu.write_text("4200\n")
+    update = session.update_host(host.name)
+    assert update.mode == "incremental"
+    assert session.last_whole == ()
+    assert keys(update.findings) == keys(full(work))
+    devinfo = host / "cmd" / "ibv_devinfo.txt"
+    text = devinfo.read_text()
+    devinfo.write_text(re.sub(r"fw_ver:\s+\S+", "fw_ver:\t\t\t\t28.36.1010", text, count=1))
+    update = session.update_host(host.name)
+    assert update.mode == "incremental"
+    assert session.last_whole == ("FLEET-FIRMWARE",)
+    assert any(f.check == "FLEET-FIRMWARE" and f.subject["device"] == host.name for f in update.added)
+    assert keys(update.findings) == keys(full(work))
+    assert session.whole_runs == {"FLEET-FIRMWARE": 1}
 
 
 def test_the_diff_names_what_changed(bundle: Path, tmp_path: Path) -> None:

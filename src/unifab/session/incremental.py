@@ -22,7 +22,7 @@ import dataclasses
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,9 +49,18 @@ from unifab.collect.parallel import collect_young, gc_paused, pool_workers, read
 from unifab.collect.problems import Problems
 from unifab.errors import BundleError
 from unifab.jsonify import to_jsonable
-from unifab.model import Fabric, Finding, Host, Link, Switch, host_id
+from unifab.model import Fabric, Finding, Host, Link, Switch, host_id, switch_id
 from unifab.session.counts import BaselineCounts, PortCounts, ordered_port_values
-from unifab.session.scope import Resolved, Scope, cabling_key, degraded_key, scope_of, uplinks_key
+from unifab.session.scope import (
+    KEYS,
+    Probe,
+    Resolved,
+    Scope,
+    cabling_key,
+    degraded_key,
+    scope_of,
+    uplinks_key,
+)
 from unifab.snapshot import Snapshot
 from unifab.sources import Source, SourcePath, as_source_path, batched
 
@@ -156,6 +165,10 @@ class Session:
         # where a directory bundle lives, to relate absolute changed paths to it (None for other sources)
         self.root: Path | None = location if isinstance(location, Path) else None
         self.specs: dict[str, CheckSpec] = {k: s for k, s in registry().items() if s.run is not None}
+        # the checks the last update re-ran over the whole fabric, and how often each was since loading
+        self.last_whole: tuple[str, ...] = ()
+        self.whole_runs: Counter[str] = Counter()
+        self._whole_now: list[str] = []
         self._load_all()
 
     # ------------------------------------------------------------------------------------- loading
@@ -263,8 +276,11 @@ class Session:
             self._resolved[nl.link.id] = nl
             self._switch_nic_links.setdefault(nl.port.switch, []).append(nl.link.id)
             self._host_nic_links.setdefault(nl.nic.host, []).append(nl.link.id)
+        self._switch_port_links: dict[str, list[str]] = {}  # switch -> ids of its switch links (sorted)
         for pl in self._ctx.port_links:
             self._resolved[pl.link.id] = pl
+            for sw in dict.fromkeys((pl.a.switch, pl.b.switch)):
+                self._switch_port_links.setdefault(sw, []).append(pl.link.id)
         self._jobs_of: dict[str, list[str]] = {}
         for job in self.fabric.jobs.values():
             for host in dict.fromkeys(job.hosts):
@@ -360,9 +376,12 @@ class Session:
             return self.reload()
         start = time.perf_counter()
         diff = _Diff()
+        self._whole_now = []
         modes = []
         for key in keys:
             modes.append(self._update_device(key, diff))
+        self.last_whole = tuple(dict.fromkeys(self._whole_now))
+        self.whole_runs.update(self.last_whole)
         added, removed = diff_findings(diff.old, diff.new)
         mode = "incremental" if all(m == "incremental" for m in modes) else "recheck"
         return Update(self.findings, added, removed, [f"{k}:{n}" for k, n in keys], mode, time.perf_counter() - start)
@@ -385,6 +404,7 @@ class Session:
         else:
             new_obj, links, found = _read_switch(self.source_root, name)
         old_obj = self.fabric.hosts.get(name) if kind == HOST else self.fabric.switches.get(name)
+        old_found = tuple(self._inputs.get(key, []))
         known = key in self._contrib
         same_cables = known and self._contrib[key] == links
         self._contrib[key] = links
@@ -401,6 +421,8 @@ class Session:
         old_cabling = cabling_key(self.fabric, kind, name, ends)
         old_degraded = degraded_key(old_links)
         old_uplinks = uplinks_key(self.fabric, name) if kind == SWITCH else ()
+        old_probe = Probe(self.fabric, kind, name, tuple(old_links), old_found, self._ctx.baseline)
+        old_keys = {cid: fn(old_probe) for cid, fn in KEYS.items() if cid in self.specs}
         self._put(kind, name, new_obj)
         new_resolved = {lid: _resolve(self.fabric, self._links[lid]) for lid in affected}
         if any(_shape(self._resolved.get(lid)) != _shape(r) for lid, r in new_resolved.items()):
@@ -427,21 +449,27 @@ class Session:
             port_links=tuple(r for r in new_links if isinstance(r, PortLink)),
             fabric_values=dict(self._port_values),
         )
+        new_probe = Probe(self.fabric, kind, name, tuple(new_links), tuple(found), self._ctx.baseline)
         touched = set(affected)
+        switches = sorted({r.port.switch for r in new_nic})
         for spec_id, spec in self.specs.items():
             scope = scope_of(spec_id)
-            if scope is Scope.LINK:
+            if spec_id in old_keys and KEYS[spec_id](new_probe) != old_keys[spec_id]:
+                self._rerun_whole(spec, diff)
+            elif scope is Scope.LINK:
                 self._rerun(spec, sub, touched, diff)
-            elif scope is Scope.SWITCH:
-                switches = {r.port.switch for r in new_nic}
+            elif scope in (Scope.SWITCH, Scope.TIERS):
                 ids = sorted({lid for s in switches for lid in self._switch_nic_links.get(s, [])})
                 group = tuple(r for lid in ids if isinstance(r := self._resolved[lid], NicLink))
                 self._rerun(spec, dataclasses.replace(sub, nic_links=group, port_links=()), set(ids), diff)
+            elif scope is Scope.PER_SWITCH:
+                if kind == SWITCH:
+                    self._rerun_switch(spec, name, diff)
             elif scope is Scope.JOBS:
                 self._rerun_jobs(spec, kind, name, diff)
             elif scope is Scope.HOST:
                 if kind == HOST:
-                    self._rerun_host(spec, name, diff)
+                    self._rerun_host(spec, name, old_obj, diff)
             elif scope is Scope.UPLINKS:
                 if kind == SWITCH and uplinks_key(self.fabric, name) != old_uplinks:
                     self._rerun_whole(spec, diff)
@@ -451,7 +479,7 @@ class Session:
             elif scope is Scope.DEGRADED:
                 if degraded_key(new_links) != old_degraded:
                     self._rerun_whole(spec, diff)
-            else:
+            elif scope is not Scope.KEYED:  # KEYED: its projection did not move, its findings stand
                 self._rerun_whole(spec, diff)
         self.findings = self._assemble()
         return "incremental"
@@ -499,6 +527,7 @@ class Session:
     def _recheck_all(self, diff: _Diff) -> str:
         """Every check over the parsed fabric; the diff covers all findings."""
         old_specs = [f for found in self._by_spec.values() for f in found]
+        self._whole_now.extend(self.specs)
         self._relink()
         diff.old.extend(old_specs)
         diff.new.extend(f for found in self._by_spec.values() for f in found)
@@ -515,21 +544,45 @@ class Session:
         diff.new.extend(fresh)
 
     def _rerun_whole(self, spec: CheckSpec, diff: _Diff) -> None:
+        self._whole_now.append(spec.id)
         fresh = _run(spec, self._full_ctx())
         diff.old.extend(self._by_spec[spec.id])
         diff.new.extend(fresh)
         self._by_spec[spec.id] = fresh
 
-    def _rerun_host(self, spec: CheckSpec, name: str, diff: _Diff) -> None:
-        """Re-run a per-host check for one host, over a fabric view holding that host and its links only."""
+    def _rerun_host(self, spec: CheckSpec, name: str, old: Host | Switch | None, diff: _Diff) -> None:
+        """Re-run a per-host check for one host, over a fabric view holding that host, its links and its jobs.
+
+        The host's findings are those about the host, one of its NICs or one of its GPUs (before or after)."""
+        host = self.fabric.hosts[name]
         links = [self._links[lid] for lid in self._node_links.get(name, [])]
-        fabric = dataclasses.replace(self.fabric, hosts={name: self.fabric.hosts[name]}, links=links, jobs={})
+        jobs = {jid: self.fabric.jobs[jid] for jid in self._jobs_of.get(name, [])}
+        fabric = dataclasses.replace(self.fabric, hosts={name: host}, links=links, jobs=jobs)
         ctx = dataclasses.replace(self._ctx, fabric=fabric, nic_links=(), port_links=())
-        subject = host_id(name)
+        owned = {host_id(name)}
+        for h in (host, old):
+            if isinstance(h, Host):
+                owned.update(nic.id for nic in h.nics.values())
+                owned.update(gpu.id for gpu in h.gpus.values())
+        self._replace_owned(spec, ctx, lambda f: f.subject.get("id") in owned, diff)
+
+    def _rerun_switch(self, spec: CheckSpec, name: str, diff: _Diff) -> None:
+        """Re-run a per-switch check over the switch's host and switch links; its own findings are replaced."""
+        nic_ids = self._switch_nic_links.get(name, [])
+        port_ids = self._switch_port_links.get(name, [])
+        nic = tuple(r for lid in nic_ids if isinstance(r := self._resolved[lid], NicLink))
+        port = tuple(r for lid in port_ids if isinstance(r := self._resolved[lid], PortLink))
+        ctx = dataclasses.replace(self._ctx, nic_links=nic, port_links=port)
+        subject = switch_id(name)
+        self._replace_owned(spec, ctx, lambda f: f.subject.get("id") == subject, diff)
+
+    def _replace_owned(self, spec: CheckSpec, ctx: CheckContext, owns: Callable[[Finding], bool], diff: _Diff) -> None:
+        """The findings of ``spec`` that ``owns`` picks, replaced by those a run over ``ctx`` gives (the run's
+        others are about devices outside the view, whose findings stand)."""
         current = self._by_spec[spec.id]
-        dropped = [f for f in current if f.subject.get("id") == subject]
-        kept = [f for f in current if f.subject.get("id") != subject]
-        fresh = _run(spec, ctx)
+        dropped = [f for f in current if owns(f)]
+        kept = [f for f in current if not owns(f)]
+        fresh = [f for f in _run(spec, ctx) if owns(f)]
         self._by_spec[spec.id] = kept + fresh
         diff.old.extend(dropped)
         diff.new.extend(fresh)
