@@ -526,3 +526,30 @@ def test_a_removed_and_a_new_host_equal_a_full_check(bundle: Path, tmp_path: Pat
 def test_not_a_bundle_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="not a bundle"):
         Session(tmp_path)
+
+
+def test_nccl_releases_from_the_logs_survive_a_host_update(tmp_path: Path) -> None:
+    """FLEET-DRIVER judges each host's NCCL release from ``telemetry/nccl/``, outside the host's directory: a
+    re-read host keeps its release, and a host that comes back gets its own from the logs again."""
+    work = tmp_path / "b"
+    generate(work, gpus=64, seed=5, version_skew=6)
+    assert any((work / "telemetry" / "nccl").glob("*.log"))
+    session = Session(work)
+    assert keys(session.findings) == keys(full(work))
+    skewed = [
+        f.subject["device"] for f in session.findings if f.check == "FLEET-DRIVER" and "nccl" in f.message.lower()
+    ]
+    named = [h for h in session.fabric.hosts.values() if h.nccl_versions]
+    assert named, "the twin's logs name hosts"
+    host = (skewed or [named[0].name])[0]
+    mtu = sorted((work / "hosts" / host).glob("sys/class/net/*/mtu"))[0]
+    mtu.write_text("4200\n")
+    update = session.update_host(host)
+    assert session.fabric.hosts[host].nccl_versions
+    assert keys(update.findings) == keys(full(work))
+    moved = tmp_path / "away"
+    shutil.move(work / "hosts" / host, moved)
+    assert keys(session.update_host(host).findings) == keys(full(work))
+    shutil.move(moved, work / "hosts" / host)
+    assert keys(session.update_host(host).findings) == keys(full(work))
+    assert session.fabric.hosts[host].nccl_versions

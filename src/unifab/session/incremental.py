@@ -85,6 +85,7 @@ PLAN_KEY: DeviceKey = ("plan", "")
 SCHEDULER_KEY: DeviceKey = ("scheduler", "")
 INTENT_KEY: DeviceKey = ("intent", "")
 MANIFEST_KEY: DeviceKey = ("manifest", "")  # collect-manifest.json: switches whose only collect failed
+NCCL_KEY: DeviceKey = ("nccl", "")  # telemetry/nccl/*.log: each host's NCCL release (FLEET-DRIVER)
 INTENT = layout.INTENT
 IB_FILE = layout.IBNETDISCOVER  # IB views merge into hosts: such bundles are re-read whole
 
@@ -211,6 +212,12 @@ class Session:
             problems = Problems(root)
             self.fabric.jobs = load_jobs(root / layout.SCHEDULER, problems)
             self._inputs[SCHEDULER_KEY] = problems.findings
+        if (root / layout.NCCL_LOG_DIR).is_dir():
+            from unifab.collect.nccl_versions import read_nccl_versions
+
+            problems = Problems(root)
+            read_nccl_versions(root, self.fabric, problems)
+            self._inputs[NCCL_KEY] = problems.findings
         if (root / INTENT).is_file():
             problems = Problems(root)
             self.fabric.qos_intent, self.fabric.fleet_baseline = load_intent_parts(root / INTENT, problems)
@@ -404,6 +411,8 @@ class Session:
         else:
             new_obj, links, found = _read_switch(self.source_root, name)
         old_obj = self.fabric.hosts.get(name) if kind == HOST else self.fabric.switches.get(name)
+        if isinstance(new_obj, Host) and (self.source_root / layout.NCCL_LOG_DIR).is_dir():
+            new_obj = self._with_nccl_versions(new_obj, old_obj)
         old_found = tuple(self._inputs.get(key, []))
         known = key in self._contrib
         same_cables = known and self._contrib[key] == links
@@ -523,6 +532,18 @@ class Session:
         if is_new:
             self._inputs = _in_load_order(self._inputs)
         self._flatten_inputs()
+
+    def _with_nccl_versions(self, host: Host, old: Host | Switch | None) -> Host:
+        """``host`` with the NCCL releases ``telemetry/nccl/`` gives it: they do not live in the host's
+        directory (a change of the logs re-reads the bundle), so a re-read host keeps what it had; a host new
+        to the session gets its own from the logs (their problems are already the NCCL_KEY inputs)."""
+        if isinstance(old, Host):
+            return dataclasses.replace(host, nccl_versions=old.nccl_versions)
+        from unifab.collect.nccl_versions import read_nccl_versions
+
+        alone = Fabric(hosts={host.name: host})
+        read_nccl_versions(self.source_root, alone, Problems(self.source_root))
+        return alone.hosts[host.name]
 
     def _recheck_all(self, diff: _Diff) -> str:
         """Every check over the parsed fabric; the diff covers all findings."""
