@@ -1,4 +1,5 @@
-"""Hostile servers on loopback for the collect tests: real sockets in threads, nothing mocked.
+"""Shared collect fixtures: a one-host twin to damage (``small``, ``bundle``), and hostile servers on loopback:
+real sockets in threads, nothing mocked.
 
 ``hostile.start(name)`` starts a raw TCP server on 127.0.0.1 (port 0) that reads one request (an HTTP request up to the
 end of its body, or whatever a Redis client sends first) and then runs one of the behaviours below on the
@@ -9,10 +10,12 @@ is not the gzip it claims, or send bytes that are not RESP. Every server stops a
 from __future__ import annotations
 
 import contextlib
+import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +182,21 @@ def hostile() -> Iterator[Hostile]:
         yield servers
     finally:
         servers.close()
+
+
+@pytest.fixture(scope="session")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-host (8-GPU) clean twin, read-only: ``gpu001`` behind its leaves."""
+    from unifab.twin.generate import generate
+
+    out = tmp_path_factory.mktemp("small") / "bundle"
+    generate(out, gpus=8, seed=0)
+    return out
+
+
+@pytest.fixture
+def bundle(small: Path, tmp_path: Path) -> Path:
+    """A copy of ``small`` for one test to damage (test modules with their own ``bundle`` override it)."""
+    copy = tmp_path / "bundle"
+    shutil.copytree(small, copy)
+    return copy

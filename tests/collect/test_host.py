@@ -12,28 +12,12 @@ import pytest
 from unifab.collect.bundle import load_bundle
 from unifab.model import Fabric, PcieLink
 from unifab.twin.cluster import ROCE_PRIO, build
-from unifab.twin.generate import generate
 from unifab.twin.host_nic_vendor_files import OFED_MLX5_VERSION
 from unifab.twin.host_pci_files import GPU_PRODUCT, gpu_uuid
 from unifab.twin.topology_scenarios import DEGRADED_SPEED_MBPS
 from unifab.twin.writer import write_bundle
 
 HOST = "gpu001"
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A one-host (8-GPU) clean twin, read-only."""
-    out = tmp_path_factory.mktemp("small") / "bundle"
-    generate(out, gpus=8, seed=0)
-    return out
-
-
-@pytest.fixture
-def bundle(small: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(small, copy)
-    return copy
 
 
 def _put(root: Path, rel: str, text: str) -> Path:

@@ -4,7 +4,6 @@ operstate and carrier, which the topology's dark-port rule uses where the RDMA p
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,26 +18,10 @@ HOST = "gpu001"
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from unifab.twin.generate import generate
-
-    out = tmp_path_factory.mktemp("small") / "bundle"
-    generate(out, gpus=8, seed=0)
-    return out
-
-
-@pytest.fixture(scope="module")
 def whole(small: Path) -> Host:
     fabric = load_bundle(small)
     assert fabric.input_findings == []
     return fabric.hosts[HOST]
-
-
-@pytest.fixture
-def bundle(small: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(small, copy)
-    return copy
 
 
 def _set_line(bundle: Path, rel: str, pick: Callable[[str], bool], edit: Callable[[str], str]) -> int:

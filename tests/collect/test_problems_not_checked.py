@@ -4,7 +4,6 @@ bundle layout to the checks whose inputs come from it, for every file kind, host
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,22 +17,6 @@ from unifab.sources import as_source_path
 
 HOST = "gpu001"
 LEAF = "leaf-su1-r2"
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from unifab.twin.generate import generate
-
-    out = tmp_path_factory.mktemp("small") / "bundle"
-    generate(out, gpus=8, seed=0)
-    return out
-
-
-@pytest.fixture
-def bundle(small: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(small, copy)
-    return copy
 
 
 def _registered() -> set[str]:

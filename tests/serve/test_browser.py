@@ -34,6 +34,17 @@ def launch(playwright: Any) -> Any:
     )
 
 
+def logged_in(page: Any, url: str, token: str) -> list[str]:
+    """Log ``page`` in to the server at ``url`` with ``token``; the list the page's console errors go to."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{url}/login")
+    page.fill("#token", token)
+    page.click("#login")
+    page.wait_for_url(f"{url}/")
+    return errors
+
+
 class Served:
     def __init__(self, url: str, token: str, db: Path) -> None:
         self.url, self.token, self.db = url, token, db
@@ -126,12 +137,7 @@ def test_from_the_rail_map_to_a_link_debugger_and_a_job(served: Served, shots: P
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
             page = context.new_page()
-            errors: list[str] = []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"{url}/login")
-            page.fill("#token", served.token)
-            page.click("#login")
-            page.wait_for_url(f"{url}/")
+            errors = logged_in(page, url, served.token)
 
             page.click("text=Rail map")
             page.wait_for_url(f"{url}/railmap")

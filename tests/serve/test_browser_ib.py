@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.serve.conftest import serving
-from tests.serve.test_browser import launch, need_chromium
+from tests.serve.test_browser import launch, logged_in, need_chromium
 
 IB_SCENARIOS = ("ib-second-master", "ib-mtu", "ib-missing-cable", "ib-port-errors")
 
@@ -84,12 +84,7 @@ def test_a_person_sees_both_silos(mixed: Served, shots: Path) -> None:
         browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[str] = []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"{mixed.url}/login")
-            page.fill("#token", mixed.token)
-            page.click("#login")
-            page.wait_for_url(f"{mixed.url}/")
+            errors = logged_in(page, mixed.url, mixed.token)
 
             assert page.locator("#infiniband").inner_text() == "InfiniBand"
             assert page.locator("#ib-switches").inner_text() == str(summary["fabrics"]["ib"]["switch"])

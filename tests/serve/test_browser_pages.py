@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 from tests.serve.conftest import serving
-from tests.serve.test_browser import launch, need_chromium
+from tests.serve.test_browser import launch, logged_in, need_chromium
 from tests.serve.test_ui_impacted_jobs import CRITICAL_JOB, PENDING_JOB, WARNING_JOB, clean_twin, impact_twin
 
 SHOTS = ("overview-impacted", "job", "history", "links-flagged", "links-all", "link")
@@ -55,12 +55,7 @@ def test_impacted_jobs_links_and_history_in_a_browser(served: Served, shots: Pat
         browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[str] = []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"{url}/login")
-            page.fill("#token", served.token)
-            page.click("#login")
-            page.wait_for_url(f"{url}/")
+            errors = logged_in(page, url, served.token)
 
             # the overview: both running jobs, worst first, with their hosts affected and worst finding
             rows = page.locator("#impacted tr.impacted-job")
