@@ -231,10 +231,10 @@ class GateOptions:
 
 
 def sanitize_reason(text: str, limit: int = SLURM_REASON_MAX) -> str:
-    """One line of plain printable ASCII, at most ``limit`` characters: what a Slurm ``Reason=`` (or an NPD
-    message) carries. Device-provided text may hold anything; control characters and non-ASCII become ``?``."""
-    clean = "".join(c if " " <= c <= "~" else "?" for c in " ".join(text.split()))
-    return clean if len(clean) <= limit else clean[: limit - 3].rstrip() + "..."
+    """What a Slurm ``Reason=`` (or an NPD message) carries: :func:`unifab.render.scheduler.reason_text`."""
+    from unifab.render.scheduler import reason_text
+
+    return reason_text(text, limit)
 
 
 def short_text(f: Finding) -> str:
@@ -285,11 +285,11 @@ def npd_message(result: GateResult, limit: int = NPD_MAX_OUTPUT) -> str:
 
 
 def drain_argv(host: str, reason: str) -> list[str]:
-    """``scontrol update NodeName=<host> State=DRAIN Reason=<reason>`` as an argv (no shell); the host name is
-    validated, the reason sanitised."""
-    from unifab.render.host_script import host_name
+    """``scontrol update NodeName=<host> State=DRAIN Reason=<reason>`` as an argv (no shell), from the one
+    scheduler builder (:func:`unifab.render.scheduler.drain_argvs`): the name validated, the reason sanitised."""
+    from unifab.render.scheduler import drain_argvs
 
-    return ["scontrol", "update", f"NodeName={host_name(host)}", "State=DRAIN", f"Reason={sanitize_reason(reason)}"]
+    return drain_argvs("slurm", [host], reason, SLURM_REASON_MAX)[0]
 
 
 # --- judging -------------------------------------------------------------------------------------------

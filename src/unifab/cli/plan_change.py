@@ -42,18 +42,11 @@ def _step(argv: list[str], on: str | None = None, note: str | None = None, **ext
 
 
 def _scheduler_steps(scheduler: str, hosts: list[str], wave: int) -> tuple[list[Step], list[Step]]:
-    """(drain before, resume after) for the hosts, in the scheduler's own commands."""
-    from unifab.report.topology_export import hostlist
+    """(drain before, resume after) for the hosts, in the scheduler's own commands (unifab.render.scheduler)."""
+    from unifab.render.scheduler import drain_argvs, resume_argvs
 
-    if not hosts:
-        return [], []
-    if scheduler == "slurm":
-        nodes = f"NodeName={hostlist(hosts)}"
-        drain = ["scontrol", "update", nodes, "State=DRAIN", f"Reason=unifab change wave {wave}"]
-        return [_step(drain)], [_step(["scontrol", "update", nodes, "State=RESUME"])]
-    before = [_step(["kubectl", "cordon", h]) for h in hosts]
-    before += [_step(["kubectl", "drain", h, "--ignore-daemonsets", "--delete-emptydir-data"]) for h in hosts]
-    return before, [_step(["kubectl", "uncordon", h]) for h in hosts]
+    drain = drain_argvs(scheduler, hosts, f"unifab change wave {wave}")
+    return [_step(a) for a in drain], [_step(a) for a in resume_argvs(scheduler, hosts)]
 
 
 @dataclass(frozen=True, slots=True)
