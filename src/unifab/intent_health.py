@@ -6,7 +6,7 @@ holds only the schema, :func:`unifab.health.thresholds.from_intent` maps it onto
 
     health:
       link_flap: {events: 3, window_s: 900}
-      fec: {intervals: 3, window_s: 600, total: 20}
+      fec: {intervals: 3, window_s: 600, total: 20, ber_warn: 1.0e-5}
       lossless_drops: {intervals: 3, window_s: 600, total: 20}
       pfc_storm: {share: 0.5, intervals: 3, window_s: 300}
       ecn_absent: {pause_share: 0.1, intervals: 3, window_s: 600}
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
     "Count",
     "DownSpec",
     "EcnAbsentSpec",
     "ErrorWindowSpec",
+    "FecSpec",
     "HealthSpec",
     "IbCongestionSpec",
     "LinkFlapSpec",
@@ -42,8 +43,21 @@ __all__ = [
 
 Count = Annotated[int, Field(ge=1, le=1_000_000)]
 WindowS = Annotated[float, Field(ge=1.0, le=7 * 86400.0)]  # seconds; a week is longer than any bundle
-Share = Annotated[float, Field(gt=0.0, le=1.0)]  # of an interval's time
-Total = Annotated[float, Field(ge=0.0, le=1e15)]
+
+
+def _number_text(value: object) -> object:
+    """PyYAML (YAML 1.1) reads ``1e-5`` (no dot) as a string: take a string that spells a number as that number."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+Share = Annotated[float, BeforeValidator(_number_text), Field(gt=0.0, le=1.0)]  # of an interval's time
+Total = Annotated[float, BeforeValidator(_number_text), Field(ge=0.0, le=1e15)]
+Ber = Annotated[float, BeforeValidator(_number_text), Field(gt=0.0, le=1.0)]  # errored bits per received bit
 
 
 class _Spec(BaseModel):
@@ -64,6 +78,13 @@ class ErrorWindowSpec(_Spec):
     intervals: Count | None = None
     window_s: WindowS | None = None
     total: Total | None = None
+
+
+class FecSpec(ErrorWindowSpec):
+    """HEALTH-FEC: the error window of :class:`ErrorWindowSpec`, and ``ber_warn``: the pre-FEC bit error ratio
+    (bits FEC corrected per bit received) that warns, in ``intervals`` within ``window_s``, before FEC fails."""
+
+    ber_warn: Ber | None = None
 
 
 class PfcStormSpec(_Spec):
@@ -112,7 +133,7 @@ class HealthSpec(_Spec):
     """The ``health`` section: one sub-section per detector (HEALTH-GPU-XID has no threshold: its catalog decides)."""
 
     link_flap: LinkFlapSpec | None = None
-    fec: ErrorWindowSpec | None = None
+    fec: FecSpec | None = None
     lossless_drops: ErrorWindowSpec | None = None
     pfc_storm: PfcStormSpec | None = None
     ecn_absent: EcnAbsentSpec | None = None

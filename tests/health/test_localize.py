@@ -37,7 +37,7 @@ def test_both_ends_flapping_is_the_link_and_the_action_shuts_it(fabric: Fabric) 
     assert incident.hosts == ("gpu001",) and incident.jobs == ("job:slurm:7",) and incident.gpus_at_risk == 8
     drain, shut = incident.actions
     assert drain.commands == (
-        "scontrol update nodename=gpu001 state=drain reason='unifab: HEALTH-LINK-FLAP, root cause "
+        "scontrol update NodeName=gpu001 State=DRAIN 'Reason=unifab: HEALTH-LINK-FLAP, root cause "
         "link:gpu001:eth0--leaf0:Ethernet0'",
     )
     assert shut.device == "leaf0" and shut.commands[0] == "sudo config interface shutdown Ethernet0"
@@ -82,7 +82,7 @@ def test_every_link_of_a_switch_is_the_switch(fabric: Fabric) -> None:
     assert (incident.kind, incident.root) == ("switch", "switch:leaf0")
     assert len(incident.symptoms) == 4
     assert incident.hosts == ("gpu001", "gpu002") and incident.gpus_at_risk == 8
-    assert incident.actions[0].commands[0].startswith("scontrol update nodename='gpu[001-002]' state=drain")
+    assert incident.actions[0].commands[0].startswith("scontrol update 'NodeName=gpu[001-002]' State=DRAIN")
 
 
 def test_every_nic_of_a_host_is_the_host(fabric: Fabric) -> None:

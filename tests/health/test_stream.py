@@ -24,7 +24,7 @@ from unifab.sources import as_source_path
 from unifab.twin.faults import write_faults
 from unifab.twin.generate import generate
 
-KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", "leaf-down", "nic-down", "ecn-absent")
+KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", "leaf-down", "nic-down", "ecn-absent", "pfc-storm")
 
 
 def key(s: Symptom) -> tuple[str, str, str, float]:
@@ -124,3 +124,5 @@ def test_the_replay_raises_each_fault_after_it_starts_and_ends_where_batch_does(
             assert raised - began >= t.down_after_s - 30.0, fault  # silence must last before it is a death
         if fault["kind"] == "lossless-drops":
             assert raised - began >= (t.drop_intervals - 1) * 30.0, fault
+        if fault["kind"] == "pfc-storm":  # three intervals of pause before a storm
+            assert raised - began >= (t.pause_intervals - 1) * 30.0, fault

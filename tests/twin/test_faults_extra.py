@@ -12,6 +12,7 @@ from tests.health.test_twin_faults import health
 
 from unifab.collect.bundle import load_bundle
 from unifab.health.events import read_events
+from unifab.health.series import intervals, read_bundle
 from unifab.model import Fabric
 from unifab.sources import as_source_path
 from unifab.twin.faults import write_faults
@@ -104,3 +105,47 @@ def test_the_errors_cross_the_leaf_from_four_nics_each_with_one_peer_from_both_s
     one_sided = [(a, b) for a, b in pairs if (b, a) not in pairs]
     spread = {a for a, _ in one_sided if len({leaves[b] for x, b in one_sided if x == a} - {leaves[a]}) >= 2}
     assert spread
+
+
+STORM_KINDS = ("pfc-storm", "ecn-absent", "link-flap")
+
+
+@pytest.mark.parametrize(("gpus", "su", "seed"), [(128, 4, 2), (128, 4, 7)], ids=["128gpu-seed2", "128gpu-seed7"])
+def test_a_pfc_storm_from_a_stuck_receiver_is_that_nic_with_the_spread_in_its_incident(
+    tmp_path: Path, gpus: int, su: int, seed: int
+) -> None:
+    bundle = tmp_path / "b"
+    generate(bundle, gpus, seed, su_hosts=su)
+    faults = write_faults(bundle, 2 * len(STORM_KINDS), seed, kinds=STORM_KINDS)
+    storms = [f for f in faults if f["kind"] == "pfc-storm"]
+    assert len(storms) == 2 and all(f["root_cause"]["kind"] == "nic" for f in storms)
+    fabric = load_bundle(bundle)
+    store = read_bundle(as_source_path(bundle), fabric)
+    for fault in storms:
+        [nic] = [n for h in fabric.hosts.values() for n in h.nics.values() if n.id == fault["root_cause"]["id"]]
+        assert fault["hosts"] == [nic.host]
+        assert fault["jobs"] == sorted(j.id for j in fabric.jobs.values() if nic.host in j.hosts)
+        sent = store.series[(nic.id, "pause_tx_us", "3")]  # the RoCE priority
+        shares = [r / 1e6 for i in intervals(sent) if (r := i.rate) is not None]
+        assert max(shares) >= 0.8 and sum(1 for s in shares if s >= 0.8) >= 10
+        link = next(lk for lk in fabric.links if nic.endpoint in (lk.a, lk.b))
+        leaf = link.b if link.a == nic.endpoint else link.a
+        paused = store.series[(f"port:{leaf.node}:{leaf.port}", "pause_rx_us", "3")]
+        rx = [r / 1e6 for i in intervals(paused) if (r := i.rate) is not None]
+        assert max(rx) >= 0.75
+        om = (bundle / "telemetry" / f"{leaf.node}.om").read_text()
+        assert f'unifab_port_queue_occupancy_bytes{{instance="{leaf.node}",interface="{leaf.port}",queue="3"}}' in om
+    result = health(bundle)
+    assert {(i.kind, i.root) for i in result.incidents} == {
+        (f["root_cause"]["kind"], f["root_cause"]["id"]) for f in faults
+    }
+    by_root = {i.root: i for i in result.incidents}
+    for fault in storms:
+        incident = by_root[fault["root_cause"]["id"]]
+        assert list(incident.jobs) == fault["jobs"] and incident.actions[0].kind == "drain"
+        upstream = [s for s in incident.symptoms if s.entity.startswith("port:")]
+        assert upstream and {s.detector for s in incident.symptoms} == {"HEALTH-PFC-STORM"}  # the leaf's uplinks
+        assert "spread upstream" in incident.summary
+    # a per-port alert rule fires on every one of those uplinks: they are symptoms, not causes
+    pausing = {s.entity for s in result.symptoms if s.detector == "HEALTH-PFC-STORM"}
+    assert len(pausing) > len(storms)

@@ -31,6 +31,7 @@ __all__ = [
     "Symptom",
     "Thresholds",
     "detect",
+    "pre_fec_ber",
 ]
 
 LINK_FLAP = "HEALTH-LINK-FLAP"
@@ -50,12 +51,16 @@ FEC_COUNTERS = ("fec_uncorrectable", "symbol_errors", "crc_errors", "rcv_errors"
 # event like a flap, not one of many bit errors, so it is judged with the flap thresholds (HEALTH-FEC: a marginal
 # link). PortRcvRemotePhysicalErrors is not judged: the packet was marked bad upstream, another link's fault.
 RECOVERY_COUNTERS = ("link_error_recovery",)
+BER_COUNTERS = ("corrected_bits", "rx_bits")  # the pre-FEC BER's numerator and denominator, one entity
 DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err")
 PAUSE_COUNTERS = ("pause_tx_us",)
 
 DETECTORS = {
     LINK_FLAP: "the link went down and up repeatedly (carrier changes, link-down counts)",
-    FEC: "errors FEC could not correct (uncorrectable FEC blocks, symbol or CRC errors), interval after interval",
+    FEC: (
+        "errors FEC could not correct (uncorrectable FEC blocks, symbol or CRC errors), interval after interval; or"
+        " a pre-FEC bit error ratio (bits FEC corrected per bit received) at the warning level before FEC fails"
+    ),
     LOSSLESS_DROPS: "RoCE packets lost on a lossless class (out-of-sequence, packet sequence errors, ACK timeouts)",
     PFC_STORM: (
         "the end's receive path is stuck and stalls its peer: it sent PFC pause most of the time (Ethernet), or its"
@@ -159,6 +164,42 @@ def pfc_storm(series: Series, t: Thresholds) -> Symptom | None:
     return replace(symptom, total=total)
 
 
+def pre_fec_ber(series: Iterable[Series], t: Thresholds) -> list[Symptom]:
+    """A warning before uncorrectable errors: the bits FEC corrected per bit received (``corrected_bits`` over
+    ``rx_bits`` of the same entity and interval) at or above ``ber_warn`` in ``error_intervals`` intervals within
+    ``error_window_s``. FEC still delivers every frame; the margin is going (a dirty connector, a failing laser),
+    and uncorrectable errors follow when the ratio reaches the code's limit. An interval whose bits are unknown (a
+    reset, a gap) or zero counts as nothing."""
+    by_entity: dict[str, dict[str, Series]] = {}
+    for s in series:
+        if s.counter in BER_COUNTERS:
+            by_entity.setdefault(s.entity, {})[s.counter] = s
+    out: list[Symptom] = []
+    for _entity, pair in sorted(by_entity.items()):
+        corrected, bits = pair.get("corrected_bits"), pair.get("rx_bits")
+        if corrected is None or bits is None or not changes(corrected):
+            continue
+        received = {(i.start, i.end): i.delta for i in intervals(bits) if i.delta}
+        spans = intervals(corrected)
+        ratios = [(i, i.delta / received[(i.start, i.end)]) for i in spans if i.delta and (i.start, i.end) in received]
+        hits = [(i, ber) for i, ber in ratios if ber >= t.ber_warn]
+        first = _window(hits, t.error_intervals, t.error_window_s, 0.0)
+        if first is None:
+            continue
+        peak = max(ber for _, ber in ratios)
+        symptom = _symptom(FEC, corrected, spans, hits, first, peak)
+        note = f"pre-FEC BER up to {peak:.1e} (warning at {t.ber_warn:.1e}): FEC still corrects, its margin is going"
+        out.append(
+            replace(
+                symptom,
+                counter="pre_fec_ber",
+                total=sum(i.delta or 0.0 for i, _ in hits[first:]),
+                notes=(note, *symptom.notes),
+            )
+        )
+    return out
+
+
 DETECTOR_FUNCTIONS = (link_flap, fec, lossless_drops, pfc_storm)
 
 
@@ -170,4 +211,5 @@ def detect(store: SeriesStore | Iterable[Series], thresholds: Thresholds | None 
     series = list(store.series.values() if isinstance(store, SeriesStore) else store)
     found = [s for one in series if changes(one) for fn in DETECTOR_FUNCTIONS if (s := fn(one, t)) is not None]
     found += ib_congestion(series, t)
+    found += pre_fec_ber(series, t)
     return sorted(found, key=lambda s: (s.entity, s.detector, s.counter))

@@ -10,7 +10,8 @@ The rules, most encompassing first (each symptom is explained by one incident):
 3. a link symptom (flap, uncorrected errors) on both ends of one link → the **link** (the cable or its optics);
 4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
 5. lossless drops on a NIC → the **NIC** (with the configuration findings on its path, which can explain them);
-6. a PFC storm → the end that sends the pauses (its receive path is stuck);
+6. a PFC storm → the end that sends the pauses (its receive path is stuck); switch ports that send pause because
+   the storm below them fills their switch's buffers (pauses spreading upstream) join that end's incident;
 7. PFC pause without ECN marks or CNPs → the **NIC** (with the configuration findings on its path);
 8. a GPU Xid the catalog treats as a fault → the **GPU**, with the vendor's action;
 9. NCCL completion errors blamed on one NIC's link → the incident already on that link or its ends, else the
@@ -32,6 +33,7 @@ own CLI, replace an optic.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,12 +54,14 @@ from unifab.health.detect import (
 )
 from unifab.health.localize_paths import Paths
 from unifab.model import Endpoint, Fabric, Finding, Link, host_id, switch_id
-from unifab.parse.sched import hostlist
 from unifab.platforms import platform, safe_name
-from unifab.render.host_script import host_name, q
+from unifab.render.host_script import host_name
+from unifab.render.scheduler import drain_argvs
 from unifab.render.switch_cli import finish
 
-__all__ = ["Action", "Incident", "iso", "localize"]
+__all__ = ["K8S_JOB", "Action", "Incident", "iso", "localize"]
+
+K8S_JOB = "job:k8s:"  # model.Job ids: job:slurm:<id> | job:k8s:<namespace>/<name>
 
 LINK_DETECTORS = frozenset({LINK_FLAP, FEC, OPTICS})
 DOWN = frozenset({NODE_DOWN, SWITCH_DOWN})
@@ -172,7 +176,15 @@ class _Topology:
 
 
 def _what(symptoms: Sequence[Symptom]) -> str:
-    return ", ".join(sorted({_NAMES[s.detector] for s in symptoms}))
+    return ", ".join(sorted({_BER_NAME if _warns(s) else _NAMES[s.detector] for s in symptoms}))
+
+
+_BER_NAME = "a pre-FEC BER at the warning level"
+
+
+def _warns(s: Symptom) -> bool:
+    """A pre-FEC BER warning (HEALTH-FEC before any uncorrected error), not an error."""
+    return s.detector == FEC and s.counter == "pre_fec_ber"
 
 
 def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Finding] = ()) -> list[Incident]:
@@ -239,9 +251,17 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
         if any(s.detector in (FEC, OPTICS) for s in got):
             root = f"optic:{end.node}:{end.port}"
             dom = [s for s in got if s.detector == OPTICS]
-            errors = any(s.detector == FEC for s in got)
-            confidence = 0.9 if dom and errors else 0.75 if errors else 0.8 if dom[0].peak >= 2 else 0.6
-            if dom:
+            errors = any(s.detector == FEC and not _warns(s) for s in got)
+            ber = [s for s in got if _warns(s)]
+            confidence = (
+                0.9 if dom and errors else 0.75 if errors else (0.8 if dom[0].peak >= 2 else 0.6) if dom else 0.5
+            )
+            if ber and not errors and not dom:
+                summary = (
+                    f"{end} receives {_BER_NAME} ({ber[0].notes[0]}), no uncorrected error yet: its optic (or a "
+                    "dirty connector at this end) is degrading; replace it in the next window"
+                )
+            elif dom:
                 summary = f"{end}'s module reports {dom[0].notes[0]}" + (
                     ", and the end receives uncorrected errors: its optic" if errors else ": its optic"
                 )
@@ -271,15 +291,22 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
             owner = topo.host_of(end)
             summary = f"{got[0].entity} loses RoCE packets on the lossless class ({', '.join(s.counter for s in got)})"
             drafts.append(_Draft("nic", got[0].entity, 0.6, got, summary, {owner} if owner else set()))
+    victims = _pause_victims(topo, by_end)
     for end in sorted(by_end):
+        if end in victims:
+            continue
         got = take([end], frozenset({PFC_STORM}))
         if got:
             entity = got[0].entity
+            behind = sorted(v for v, root in victims.items() if root == end)
             if got[0].counter == "xmit_wait":  # InfiniBand: credit starvation, no PFC
                 why = got[0].notes[0] if got[0].notes else "its feeder waited for credits"
                 summary = f"{end} drains too slowly: its InfiniBand feeder waits for credits ({why})"
             else:
                 summary = f"{end} sends PFC pause most of the time: its receive path is stuck and stalls its peer"
+                if behind:
+                    got += take(behind, frozenset({PFC_STORM}))
+                    summary += f"; the pause spread upstream to {', '.join(map(str, behind))}"
             drafts.append(_Draft(entity.split(":", 1)[0], entity, 0.7, got, summary, topo.link_hosts([end])))
 
     for end in sorted(by_end):
@@ -306,6 +333,48 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
     known = list(findings)
     incidents = [_finish(d, topo, known) for d in drafts]
     return sorted(incidents, key=lambda i: (i.start, i.root))
+
+
+def _pause_victims(topo: _Topology, by_end: dict[Endpoint, list[Symptom]]) -> dict[Endpoint, Endpoint]:
+    """Rule 6's upstream spread (Ethernet): each switch port sending pause because its switch cannot drain ->
+    the end at the bottom of the spread, the stuck receiver.
+
+    A switch port sends pause when its ingress buffer fills, which it does when one of the switch's egress ports
+    is paused: by its far end, which then sends pause too. So a switch port's storm is explained by a storm, at the
+    same time, at the far end of another port of its switch (a NIC's first: it forwards nothing, its storm is its
+    own); followed down from there to an end no such storm explains. InfiniBand's symptoms are already on the
+    receiver (:mod:`unifab.health.detect_ib`) and stay out of it.
+    """
+    fabric = topo.fabric
+    storms = {
+        end: [s for s in got if s.detector == PFC_STORM and s.counter != "xmit_wait"] for end, got in by_end.items()
+    }
+    storms = {end: got for end, got in storms.items() if got}
+    facing: dict[str, list[Endpoint]] = {}  # switch -> ends sending pause into one of its ports
+    for end in storms:
+        peer = topo.peer(end)
+        if peer is not None and peer.node in fabric.switches:
+            facing.setdefault(peer.node, []).append(end)
+
+    def overlap(a: Endpoint, b: Endpoint) -> bool:
+        return any(x.start <= y.end and y.start <= x.end for x in storms[a] for y in storms[b])
+
+    def below(end: Endpoint) -> Endpoint | None:
+        if end.node not in fabric.switches:
+            return None
+        back = topo.peer(end)
+        found = [f for f in facing.get(end.node, []) if f != back and overlap(end, f)]
+        return min(found, key=lambda f: (f.node in fabric.switches, f)) if found else None
+
+    out: dict[Endpoint, Endpoint] = {}
+    for end in sorted(storms):
+        seen, here = {end}, end
+        while (nxt := below(here)) is not None and nxt not in seen:
+            seen.add(nxt)
+            here = nxt
+        if here != end and below(here) is None:  # a ring of switches pausing each other has no bottom: no victim
+            out[end] = here
+    return out
 
 
 _Take = Callable[[Iterable[Endpoint], frozenset[str] | None], list[Symptom]]
@@ -511,8 +580,8 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
     detectors = ", ".join(sorted({s.detector for s in symptoms}))
     reason = f"unifab: {detectors}, root cause {draft.root}"
     actions: list[Action] = []
-    if hosts:
-        actions.append(_drain(hosts, reason, jobs))
+    if hosts and not all(map(_warns, draft.symptoms)):  # a warning alone: replace the optic, drain nothing
+        actions.append(_drain(hosts, reason, jobs, fabric))
     if draft.shut is not None:
         actions.append(_shutdown(fabric, draft.shut))
     if draft.replace is not None:
@@ -535,23 +604,46 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
     )
 
 
-def _drain(hosts: Sequence[str], reason: str, jobs: Sequence[str]) -> Action:
-    """``scontrol update ... state=drain``: running jobs finish (or are requeued by the operator), no new one lands."""
-    valid, invalid = [], []
-    for h in hosts:
-        try:
-            valid.append(host_name(h))
-        except UsageError:
-            invalid.append(h)
-    commands = []
-    if valid:
-        names = hostlist.compress(valid, sort=True)
-        text = _UNPRINTABLE.sub("?", reason)[:200]
-        commands.append(f"scontrol update nodename={q(names)} state=drain reason={q(text)}")
-    commands.extend(f"# {_UNPRINTABLE.sub('?', h)!r} is not a valid node name: drain it by hand" for h in invalid)
+def _schedulers(fabric: Fabric, hosts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(Slurm hosts, Kubernetes hosts) of ``hosts``: the scheduler of the jobs each runs (both for a host running
+    jobs of both); a host running none goes to the fabric's only scheduler when all its jobs are Kubernetes ones,
+    else to Slurm."""
+    kinds: dict[str, set[str]] = {}
+    for job in fabric.jobs.values():
+        kind = "k8s" if job.id.startswith(K8S_JOB) else "slurm"
+        for h in job.hosts:
+            kinds.setdefault(h, set()).add(kind)
+    every = set().union(*kinds.values())
+    default = {"k8s"} if every == {"k8s"} else {"slurm"}
+    slurm = [h for h in hosts if "slurm" in kinds.get(h, default)]
+    k8s = [h for h in hosts if "k8s" in kinds.get(h, default)]
+    return slurm, k8s
+
+
+def _drain(hosts: Sequence[str], reason: str, jobs: Sequence[str], fabric: Fabric) -> Action:
+    """Keep new jobs off the hosts, in their scheduler's own commands: ``scontrol update ... state=drain`` for
+    Slurm hosts (running jobs finish, or are requeued by the operator), ``kubectl cordon`` and ``kubectl drain``
+    for Kubernetes nodes (cordon keeps new pods off, drain evicts the running ones so their controllers
+    reschedule them elsewhere)."""
+    slurm, k8s = _schedulers(fabric, hosts)
+    valid: dict[str, list[str]] = {"slurm": [], "kubernetes": []}
+    invalid = []
+    for scheduler, names in (("slurm", slurm), ("kubernetes", sorted(k8s))):
+        for h in names:
+            try:
+                valid[scheduler].append(host_name(h))
+            except UsageError:
+                invalid.append(h)
+    commands = [
+        shlex.join(argv) for scheduler, names in valid.items() for argv in drain_argvs(scheduler, names, reason)
+    ]
+    bad = dict.fromkeys(invalid)
+    commands.extend(f"# {_UNPRINTABLE.sub('?', h)!r} is not a valid node name: drain it by hand" for h in bad)
     why = "keep new jobs off the hosts the root cause touches"
     if jobs:
         why += f"; running jobs on them ({', '.join(jobs)}) are stalled or degraded and should be requeued"
+    if k8s:
+        why += "; kubectl drain evicts the pods on the Kubernetes nodes, their controllers reschedule them"
     return Action("drain", ",".join(hosts), tuple(commands), why)
 
 

@@ -73,6 +73,9 @@ METRICS: dict[str, MetricSpec] = {
     "unifab_nic_link_down_total": MetricSpec("link_down", NETDEV, 64),  # ethtool link_down_events_phy
     "unifab_nic_rx_symbol_errors_total": MetricSpec("symbol_errors", NETDEV, 64),  # rx_symbol_err_phy: not corrected
     "unifab_nic_rx_crc_errors_total": MetricSpec("crc_errors", NETDEV, 64),  # rx_crc_errors_phy
+    # pre-FEC BER: bits FEC corrected and bits received (mlx5 rx_corrected_bits_phy, rx_bits_phy)
+    "unifab_nic_rx_corrected_bits_total": MetricSpec("corrected_bits", NETDEV, 64),
+    "unifab_nic_rx_bits_total": MetricSpec("rx_bits", NETDEV, 64),
     "unifab_nic_tx_pause_duration_us_total": MetricSpec("pause_tx_us", NETDEV, 64, qualifier="priority"),
     "unifab_rdma_out_of_sequence_total": MetricSpec("out_of_sequence", RDMA, 64),
     "unifab_rdma_packet_seq_err_total": MetricSpec("packet_seq_err", RDMA, 64),
@@ -85,6 +88,8 @@ METRICS: dict[str, MetricSpec] = {
     "unifab_port_tx_pause_duration_us_total": MetricSpec("pause_tx_us", INTERFACE, 64, qualifier="priority"),
     # congestion control: pause received (ethtool rx_prio<N>_pause_duration), ECN marks and CNPs (RDMA hw_counters)
     "unifab_nic_rx_pause_duration_us_total": MetricSpec("pause_rx_us", NETDEV, 64, qualifier="priority"),
+    # a switch port paused by its peer (SAI_PORT_STAT_PFC_<N>_RX_PAUSE_DURATION_US): evidence, judged by no detector
+    "unifab_port_rx_pause_duration_us_total": MetricSpec("pause_rx_us", INTERFACE, 64, qualifier="priority"),
     "unifab_rdma_np_ecn_marked_roce_packets_total": MetricSpec("ecn_marked", RDMA, 64),
     "unifab_rdma_np_cnp_sent_total": MetricSpec("cnp_sent", RDMA, 64),
     "unifab_rdma_rp_cnp_handled_total": MetricSpec("cnp_handled", RDMA, 64),

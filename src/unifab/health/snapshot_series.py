@@ -18,6 +18,8 @@ What is read per round, and the health counter it becomes (the same names and en
 host ``cmd/ethtool-S/<netdev>.txt``                    ``link_down_events_phy`` -> link_down,
                                                        ``rx_symbol_err_phy`` -> symbol_errors,
                                                        ``rx_crc_errors_phy`` -> crc_errors,
+                                                       ``rx_corrected_bits_phy`` -> corrected_bits,
+                                                       ``rx_bits_phy`` -> rx_bits (pre-FEC BER),
                                                        ``{tx,rx}_prio<N>_pause_duration`` -> pause_{tx,rx}_us
 host ``sys/class/net/<netdev>/carrier_changes``        carrier_changes (32-bit: wraps)
 host ``sys/class/net/<netdev>/operstate``              oper_up (gauge: ``up`` is 1)
@@ -87,6 +89,8 @@ _ETHTOOL = {
     "link_down_events_phy": "unifab_nic_link_down_total",
     "rx_symbol_err_phy": "unifab_nic_rx_symbol_errors_total",
     "rx_crc_errors_phy": "unifab_nic_rx_crc_errors_total",
+    "rx_corrected_bits_phy": "unifab_nic_rx_corrected_bits_total",
+    "rx_bits_phy": "unifab_nic_rx_bits_total",
 }
 _HW = {
     "out_of_sequence": "unifab_rdma_out_of_sequence_total",

@@ -23,6 +23,7 @@ class Thresholds:
     error_intervals: int = 3  # intervals with uncorrected errors ...
     error_window_s: float = 600.0  # ... within 10 minutes ...
     error_total: float = 20.0  # ... adding up to at least this many errors
+    ber_warn: float = 1e-5  # pre-FEC BER (corrected bits / bits received) in error_intervals within error_window_s
     drop_intervals: int = 3
     drop_window_s: float = 600.0
     drop_total: float = 20.0

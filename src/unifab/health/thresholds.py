@@ -29,6 +29,7 @@ KEYS: dict[tuple[str, str], str] = {
     ("fec", "intervals"): "error_intervals",
     ("fec", "window_s"): "error_window_s",
     ("fec", "total"): "error_total",
+    ("fec", "ber_warn"): "ber_warn",
     ("lossless_drops", "intervals"): "drop_intervals",
     ("lossless_drops", "window_s"): "drop_window_s",
     ("lossless_drops", "total"): "drop_total",

@@ -21,7 +21,13 @@ behind, in the formats unifab reads:
   same jobs' hosts on other leaves. NCCL cannot tell which uplink, so the root cause is the leaf (truth names the
   uplink the twin broke under ``"uplink"``);
 * ``nccl-uplink-optic``: the same errors, and one end of one of the leaf's uplinks receives rising uncorrected
-  errors: the root cause is that optic, whose counters say which uplink the errors crossed.
+  errors: the root cause is that optic, whose counters say which uplink the errors crossed;
+* ``pfc-storm``: a NIC whose receive path is stuck sends PFC pause on the RoCE priority most of every interval
+  (``tx_prio3_pause_duration``, 80-95 %); its leaf port is paused as long (rx pause), its priority-3 egress queue
+  fills and stays full, and the pause spreads upstream: the leaf sends pause out of its uplinks (55-75 %, each one a
+  HEALTH-PFC-STORM of its own that the localisation must trace back to the NIC) and the spines out of their ports
+  towards the other leaves (20-40 %, under the detector's share). The root cause is the NIC; the jobs on its host
+  stall.
 
 The two uplink kinds hurt every job with a rank pair whose paths may cross the leaf's uplinks (the leaf) or that
 uplink (the optic): two of its hosts on two leaves, one of them this leaf, that share a spine (the uplink's).
@@ -52,6 +58,7 @@ class _Counter(Protocol):
     """What this module touches of :class:`unifab.twin.faults._Counter` (structural: no import cycle)."""
 
     labels: tuple[tuple[str, str], ...]
+    start: int
     increments: list[int]
     stop: int | None
 
@@ -100,6 +107,7 @@ KINDS = (
     "ecn-absent",
     "nccl-leaf-uplinks",
     "nccl-uplink-optic",
+    "pfc-storm",
 )
 _XID_TEXT = {
     79: "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
@@ -216,7 +224,40 @@ def inject(inj: _Injector, kind: str, at: int) -> dict[str, Any] | None:
             c = t.nic(nic, name)
             c.increments[:] = [0] * len(c.increments)
         return inj._truth(kind, "nic", nic.id, at, {nic.host})
+    if kind == "pfc-storm":
+        return _pfc_storm(inj, nic, link, at)
     return _nccl(inj, nic, link, at)
+
+
+def _pfc_storm(inj: _Injector, nic: Nic, link: Link, at: int) -> dict[str, Any]:
+    """A stuck receiver's pause storm and its spread upstream (module docstring)."""
+    t, rng, fabric = inj.t, inj.rng, inj.t.fabric
+    leaf_end = _peer(link, nic.endpoint)
+    inj.used_ends.add(leaf_end)
+    sent = t.nic(nic, "pause_tx_us")
+    for i in range(at, t.samples - 1):
+        sent.increments[i] = int(rng.uniform(0.8, 0.95) * t.step * 1e6)
+    if leaf_end.node not in fabric.switches:
+        return inj._truth("pfc-storm", "nic", nic.id, at, {nic.host})
+    paused, queue = t.end(leaf_end, "pause_rx_us"), t.end(leaf_end, "queue_bytes")
+    paused.start = rng.randrange(0, 10**9)
+    for i in range(at, t.samples - 1):  # the same pause, seen from the other side
+        paused.increments[i] = sent.increments[i] - rng.randrange(0, 1000)
+    queue.start = rng.randrange(0, 64) * 1024
+    queue.increments[at - 1] += rng.randrange(8, 12) * 2**20 - queue.start  # full: its share of the buffer
+    upstream = [e for e, far in _links_of(inj, leaf_end.node) if far.node in fabric.switches]
+    ups = set(upstream)
+    spines = sorted({_peer(lk, e).node for lk in fabric.links for e in (lk.a, lk.b) if e in ups})
+    far_ports = [e for x in spines for e, far in _links_of(inj, x) if far not in ups]
+    for ends, low, high in ((upstream, 0.55, 0.75), (far_ports, 0.2, 0.4)):
+        for end in ends:
+            if end in inj.used_ends:
+                continue
+            c = t.end(end, "pause_tx_us")
+            for i in range(at + 1, t.samples - 1):  # one interval later: the buffers fill first
+                c.increments[i] = int(rng.uniform(low, high) * t.step * 1e6)
+    inj.used_ends.update(upstream)
+    return inj._truth("pfc-storm", "nic", nic.id, at, {nic.host})
 
 
 def _xid(inj: _Injector, code: int, at: int) -> dict[str, Any] | None:
