@@ -37,3 +37,20 @@ def test_show_table_and_exit_codes(twin_bundle: Path, tmp_path: Path) -> None:
     assert runner.invoke(app, ["topo", "show", str(tmp_path / "nope")]).exit_code == 2
     help_text = runner.invoke(app, ["topo", "show", "--help"]).output
     assert "Example: unifab topo show" in help_text
+
+
+def test_show_table_of_a_mixed_bundle_prints_one_grid_per_fabric(tmp_path: Path) -> None:
+    from unifab.twin.generate import generate
+
+    generate(tmp_path / "b", gpus=64, seed=0, fabric="mixed")
+    result = runner.invoke(app, ["topo", "show", str(tmp_path / "b")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.index("— Ethernet (RoCE)") < out.index("— InfiniBand")
+    roce, ib = out.split("— InfiniBand")
+    assert "rail 7" in roce and "rail 7" not in ib  # the storage leaves are on no rail
+    assert "ib-stor" not in roce
+    summaries = [line for line in out.splitlines() if "flagged/total host links" in line]
+    doc = json.loads(runner.invoke(app, ["topo", "show", str(tmp_path / "b"), "--format", "json"]).stdout)
+    assert [s["fabric"] for s in doc["sections"]] == ["roce", "ib"]
+    assert [line.split(" leaves")[0] for line in summaries] == [str(s["summary"]["leaves"]) for s in doc["sections"]]

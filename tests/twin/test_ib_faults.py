@@ -71,3 +71,53 @@ def test_the_rounds_are_perfquery_output_with_saturation_and_a_reset(tmp_path: P
     # the extended data counter never drops
     extended = [{(b.lid, b.port): b.counters["PortXmitData"] for b in r.blocks if b.kind == "extended"} for r in rounds]
     assert all(b[k] >= a[k] for a, b in itertools.pairwise(extended) for k in b)
+
+
+def _roots(items: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {(i["root_cause"]["kind"], i["root_cause"]["id"], i["start"]) for i in items}
+
+
+@pytest.mark.parametrize(("n_faults", "seed", "kinds"), [(2, 1, None), (6, 4, None), (2, 3, ("host-dead",))])
+def test_a_mixed_twin_gets_telemetry_for_ethernet_and_perfquery_rounds_for_its_ib_silo(
+    tmp_path: Path, n_faults: int, seed: int, kinds: tuple[str, ...] | None
+) -> None:
+    bundle = tmp_path / "b"
+    generate(bundle, 64, seed, fabric="mixed")
+    faults = write_faults(bundle, n_faults, seed, **({"kinds": kinds} if kinds else {}))
+    ib = [f for f in faults if f["kind"] in IB_FAULT_KINDS]
+    assert len(ib) == n_faults // 2 and len(faults) == n_faults  # half of the faults (rounded down) are on the IB silo
+    assert [f["kind"] for f in ib] == list(IB_FAULT_KINDS[: len(ib)])
+    hosts = [{h for f in part for h in f["hosts"]} for part in (ib, [f for f in faults if f not in ib])]
+    assert not hosts[0] & hosts[1]  # an IB fault never shares a host with an Ethernet one
+    truth = json.loads((bundle / "truth.json").read_text())
+    assert truth["faults"] == faults
+    assert truth["ib_telemetry"]["format"] == "perfquery" and truth["telemetry"]["samples"] > 0
+    rounds = sorted((bundle / "ib" / "perfquery").glob("*.txt"))
+    assert len(rounds) == truth["ib_telemetry"]["samples"] == 61  # the hour the Ethernet telemetry covers
+    om = {p.stem for p in (bundle / "telemetry").glob("*.om")}
+    assert om and not any(name.startswith("ib-") for name in om)  # IB switches have no exporter
+    assert all("mlx5_8" not in (bundle / "telemetry" / f"{h}.om").read_text() for h in sorted(om)[:4])
+    doc = _health(bundle)
+    assert _roots(doc["incidents"]) == _roots(faults)
+
+
+def test_a_mixed_twin_with_only_noise_is_clean(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    generate(bundle, 64, 2, fabric="mixed")
+    assert write_faults(bundle, 0, 2) == []
+    assert len(list((bundle / "ib" / "perfquery").glob("*.txt"))) == 61
+    doc = _health(bundle)
+    assert doc["incidents"] == [] and doc["summary"]["symptoms"] == 0
+
+
+@pytest.mark.parametrize(
+    ("fabric", "said"),
+    [("ib", "2 faults in ib/perfquery/"), ("mixed", "2 faults (1 in telemetry/, 1 in ib/perfquery/)")],
+)
+def test_twin_generate_says_where_the_faults_are(tmp_path: Path, fabric: str, said: str) -> None:
+    out = tmp_path / "b"
+    args = ["twin", "generate", "--gpus", "32", "--out", str(out), "--fabric", fabric, "--faults", "2", "--quiet"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert said in " ".join(result.output.split())
+    assert (out / "telemetry").is_dir() == (fabric == "mixed") and (out / "ib" / "perfquery").is_dir()

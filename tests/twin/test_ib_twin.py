@@ -16,7 +16,7 @@ from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.parse.ib import iblinkinfo, ibnetdiscover, ibstat, perfquery, sminfo
 from unifab.twin.generate import generate
-from unifab.twin.ib_scenarios import IB_SCENARIOS
+from unifab.twin.ib_scenarios import BENIGN, IB_SCENARIOS
 from unifab.twin.scenarios import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
@@ -52,7 +52,7 @@ def test_every_ib_injection_found_and_nothing_else(tmp_path: Path, fabric: str, 
     assert truth == result.truth and truth["generator"]["fabric"] == fabric
     skipped = {s["scenario"] for s in truth["skipped"]}
     assert skipped == (set() if fabric == "ib" else {"ib-job-sl"})  # storage carries no NCCL traffic
-    assert {m["scenario"] for m in truth["misconfigurations"]} | skipped == set(IB_SCENARIOS)
+    assert {m["scenario"] for m in truth["misconfigurations"]} | skipped | BENIGN == set(IB_SCENARIOS)
     assert _found(tmp_path / "b") == _pairs(truth)
 
 
@@ -66,7 +66,7 @@ def test_mixed_twin_with_every_roce_and_ib_scenario(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scenario", sorted(IB_SCENARIOS))
 def test_each_ib_scenario_alone(tmp_path: Path, scenario: str) -> None:
     result = generate(tmp_path / "b", gpus=128, seed=5, scenarios=(scenario,), fabric="ib")
-    assert result.truth["misconfigurations"] and not result.truth["skipped"]
+    assert bool(result.truth["misconfigurations"]) == (scenario not in BENIGN) and not result.truth["skipped"]
     findings = run_checks(load_bundle(tmp_path / "b"))
     assert {(f.check, e) for f in findings for e in f.entities} == _pairs(result.truth)
     for m in result.truth["misconfigurations"]:

@@ -347,9 +347,21 @@ _STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yell
 
 
 def _print_grid(out: Console, doc: dict[str, Any]) -> None:
+    """One table per fabric kind (``doc["sections"]``, :meth:`RailGrid.section` of each of
+    :meth:`RailGrid.fabrics`): a mixed bundle's Ethernet (RoCE) grid, then its InfiniBand one, each with its own
+    rails, units and summary; a one-fabric bundle prints its one grid under the title alone."""
+    sections = doc["sections"]
+    for section in sections:
+        title = doc["title"] if len(sections) == 1 else f"{doc['title']} — {section['label']}"
+        _print_section(out, section, title)
+    if "rail_map" in doc:
+        out.print(f"rail map written to {cell(doc['rail_map'])}")
+
+
+def _print_section(out: Console, doc: dict[str, Any], title: str) -> None:
     from rich.table import Table
 
-    table = Table(title=cell(doc["title"]), show_lines=False)
+    table = Table(title=cell(title), show_lines=False)
     table.add_column("SU")
     for rail in doc["rails"]:
         table.add_column(f"rail {rail}" if rail is not None else "rail ?", overflow="fold")
@@ -372,8 +384,6 @@ def _print_grid(out: Console, doc: dict[str, Any]) -> None:
         f"{s['leaves']} leaves, {s['spines']} spines ({spines or 'all clean'}); cells: worst severity, "
         "flagged/total host links"
     )
-    if "rail_map" in doc:
-        out.print(f"rail map written to {cell(doc['rail_map'])}")
 
 
 def _register_export() -> None:

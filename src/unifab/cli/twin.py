@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -121,14 +121,22 @@ def twin_generate(
     console().print(
         f"wrote {result.root}: {plural(result.hosts, 'host')}, {plural(result.switches, 'switch', 'switches')}, "
         f"{plural(injected, 'injected misconfiguration')}"
-        + (
-            f", {plural(len(result.truth['faults']), 'fault')} in telemetry/"
-            + ("rounds/" if telemetry == "rounds" else "")
-            if faults
-            else ""
-        )
+        + (f", {_fault_places(result.truth['faults'], telemetry)}" if faults else "")
         + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
     )
+
+
+def _fault_places(faults: list[dict[str, Any]], telemetry: str) -> str:
+    """Where the faults' counters are: an InfiniBand fault's in perfquery rounds (``ib/perfquery/``), the others'
+    in ``telemetry/`` (``telemetry/rounds/`` with ``--telemetry rounds``)."""
+    from unifab.twin.ib_faults import IB_FAULT_KINDS
+
+    ib = sum(f["kind"] in IB_FAULT_KINDS for f in faults)
+    places = [(len(faults) - ib, "telemetry/" + ("rounds/" if telemetry == "rounds" else "")), (ib, "ib/perfquery/")]
+    found = [(n, where) for n, where in places if n] or places[:1]
+    if len(found) == 1:
+        return f"{plural(found[0][0], 'fault')} in {found[0][1]}"
+    return f"{plural(len(faults), 'fault')} ({', '.join(f'{n} in {where}' for n, where in found)})"
 
 
 @twin_app.command("scenarios")

@@ -8,7 +8,8 @@ ground-truth format (kind, root cause entity, start, the jobs it hurts).
 Fault kinds: a flapping link (both ends count link-downs), a dirty optic (one end receives uncorrected errors,
 rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping), and the kinds of
 :mod:`unifab.twin.faults_extra` (dead leaf, host and NIC, an optic whose DOM alarms, GPU Xids, NCCL errors from a
-bad link). Faults never share a host or a link end (a GPU or NIC fault may share a host with another one).
+bad link, a PFC storm from a stuck receiver). Faults never share a host or a link end (a GPU or NIC fault may
+share a host with another one).
 Background noise everywhere else is what a detector must not report: benign pause time, a single
 flap on some link, a few single-interval error blips, a NIC whose driver reloads (every counter reset), a 64-bit
 counter that wraps, and a host whose scrapes are missed for a while (a gap); :func:`faults_extra.noise` adds its
@@ -112,9 +113,13 @@ class _Timelines:
             "fec_uncorrectable": "unifab_port_fec_uncorrectable_total",
             "crc_errors": "unifab_port_in_errors_total",
             "pause_tx_us": "unifab_port_tx_pause_duration_us_total",
+            "pause_rx_us": "unifab_port_rx_pause_duration_us_total",
+            "queue_bytes": "unifab_port_queue_occupancy_bytes",  # a gauge: SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES
             "oper_up": "unifab_port_oper_up",
         }
-        labels = {"interface": end.port, **({"priority": PRIO} if counter == "pause_tx_us" else {})}
+        labels = {"interface": end.port, **({"priority": PRIO} if counter.startswith("pause_") else {})}
+        if counter == "queue_bytes":
+            labels["queue"] = PRIO
         return self.counter(end.node, names[counter], labels)
 
     def end(self, end: Endpoint, counter: str) -> _Counter:
@@ -338,6 +343,14 @@ def write_faults(
         raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
     if ib_faults.all_ib(fabric):  # an InfiniBand fabric: its counters are perfquery rounds (ib/perfquery/)
         return ib_faults.write_ib_bundle(bundle, fabric, n_faults, seed, start)
+    if ib_faults.mixed(fabric):  # the Ethernet part's telemetry (this function once more), the IB silo's rounds
+
+        def ethernet(n: int) -> list[dict[str, Any]]:
+            again = {"start": start, "duration_s": duration_s, "step_s": step_s}
+            return write_faults(bundle, n, seed, **again, progress=progress, kinds=kinds)
+
+        return ib_faults.write_mixed_bundle(bundle, fabric, n_faults, seed, start, duration_s, ethernet)
+    fabric = ib_faults.ethernet_part(fabric)  # in that second run: the Ethernet links, switches and NICs only
     rng = random.Random(seed)
     samples = int(duration_s // step_s) + 1
     times = [start + i * step_s for i in range(samples)]

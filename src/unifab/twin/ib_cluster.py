@@ -65,10 +65,18 @@ class IbHca:
     mtu: int = IB_MTU
     state: str = "Active"  # logical port state (Down when no cable)
     counters: dict[str, int] = field(default_factory=dict)
+    # the NodeDescription the HCA itself answers (ibnetdiscover, iblinkinfo) when it is not the one the SM holds
+    # (saquery): a firmware default or empty one, before rdma-ndd set "<host> <dev>" again
+    shown_description: str | None = None
 
     @property
     def description(self) -> str:
         return f"{self.host} {self.dev}"
+
+    @property
+    def shown(self) -> str:
+        """The NodeDescription ibnetdiscover and iblinkinfo print."""
+        return self.description if self.shown_description is None else self.shown_description
 
     @property
     def net_id(self) -> str:
@@ -130,6 +138,7 @@ class IbNet:
     # the rate the plan (plan/ibnetdiscover.txt) gives a cable, by its switch end (switch, port): (width, speed);
     # a cable not listed is planned at IB_WIDTH IB_SPEED
     planned_rates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    no_ibstat: set[str] = field(default_factory=set)  # hosts whose ibstat was not collected
 
     def actual_peer(self, node: str, port: str, planned: tuple[str, str]) -> tuple[str, str] | None:
         return self.actual.get((node, port), planned)

@@ -13,6 +13,10 @@ packets only, as the simulator's PMA reports them), in the format :mod:`unifab.p
 * ``ib-slow-receiver``: an HCA drains slowly: its leaf port waits for credits (XmitWait share high, data low) and
   the spine ports feeding that leaf wait too, the congestion spreading upstream (root: the ``nic``).
 
+On a mixed fabric (:func:`write_mixed_bundle`) the IB silo's rounds cover the Ethernet telemetry's hour and hold
+half the faults (rounded down); :func:`unifab.twin.faults.write_faults` writes the Ethernet part on
+:func:`ethernet_part`.
+
 Noise that must stay quiet: a single link-down on one link, single symbol-error and discard blips, one
 interval in which a port waits, and a ``perfquery -R`` on one port (its PortCounters drop to 0, the extended ones
 do not).
@@ -20,8 +24,11 @@ do not).
 
 from __future__ import annotations
 
+import math
 import random
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +42,17 @@ from unifab.parse.ib.perfquery import COUNTER_BITS
 from unifab.twin.files import write_text
 from unifab.twin.ib_files import PERF_FIELDS
 
-__all__ = ["IB_FAULT_KINDS", "STEP_S", "all_ib", "ib_links", "write_ib_bundle", "write_ib_faults"]
+__all__ = [
+    "IB_FAULT_KINDS",
+    "STEP_S",
+    "all_ib",
+    "ethernet_part",
+    "ib_links",
+    "mixed",
+    "write_ib_bundle",
+    "write_ib_faults",
+    "write_mixed_bundle",
+]
 
 IB_FAULT_KINDS = ("ib-link-flap", "ib-marginal-link", "ib-slow-receiver")
 STEP_S = 60.0  # perfquery rounds run from one host over every port: minutes apart, not seconds
@@ -49,11 +66,12 @@ class _Port:
     lid: int
     num: int
     hca: bool
+    n: int = ROUNDS  # rounds in the run
     inc: dict[str, list[int]] = field(default_factory=dict)  # counter -> increment per round (round 0: the start)
     resets: set[int] = field(default_factory=set)  # rounds after a perfquery -R (PortCounters restart at 0)
 
     def add(self, counter: str, at: int, amount: int) -> None:
-        self.inc.setdefault(counter, [0] * ROUNDS)[at] += amount
+        self.inc.setdefault(counter, [0] * self.n)[at] += amount
 
 
 def _lid_port(fabric: Fabric, end: Endpoint) -> tuple[int, int, bool] | None:
@@ -78,9 +96,11 @@ def _iso(t: float) -> str:
 
 
 class _Rounds:
-    def __init__(self, fabric: Fabric, links: list[Link], rng: random.Random, start: float) -> None:
-        self.fabric, self.rng = fabric, rng
-        self.times = [start + i * STEP_S for i in range(ROUNDS)]
+    def __init__(
+        self, fabric: Fabric, links: list[Link], rng: random.Random, start: float, rounds: int = ROUNDS
+    ) -> None:
+        self.fabric, self.rng, self.n = fabric, rng, rounds
+        self.times = [start + i * STEP_S for i in range(rounds)]
         self.ports: dict[Endpoint, _Port] = {}
         self.peer: dict[Endpoint, Endpoint] = {}
         self.links = links
@@ -88,11 +108,11 @@ class _Rounds:
             for near, far in ((lk.a, lk.b), (lk.b, lk.a)):
                 found = _lid_port(fabric, near)
                 assert found is not None
-                self.ports[near] = _Port(near, *found)
+                self.ports[near] = _Port(near, *found, rounds)
                 self.peer[near] = far
         for p in self.ports.values():  # traffic: words per round, and a little credit wait
-            p.inc["PortXmitData"] = [rng.randrange(10**6, 10**7) for _ in range(ROUNDS)]
-            p.inc["PortRcvData"] = [rng.randrange(10**6, 10**7) for _ in range(ROUNDS)]
+            p.inc["PortXmitData"] = [rng.randrange(10**6, 10**7) for _ in range(self.n)]
+            p.inc["PortRcvData"] = [rng.randrange(10**6, 10**7) for _ in range(self.n)]
             p.inc["PortXmitPkts"] = [d // 1024 for d in p.inc["PortXmitData"]]
             p.inc["PortRcvPkts"] = [d // 1024 for d in p.inc["PortRcvData"]]
             p.inc["PortXmitWait"] = [d * rng.randrange(0, 3) // 100 for d in p.inc["PortXmitData"]]
@@ -125,7 +145,7 @@ class _Rounds:
         }
 
     def fault(self, kind: str) -> dict[str, Any] | None:
-        rng, at = self.rng, self.rng.randrange(2, ROUNDS // 3)
+        rng, at = self.rng, self.rng.randrange(2, self.n // 3)
         if kind == "ib-slow-receiver":
             return self._slow_receiver(at)
         free = self._free(self.links)
@@ -135,13 +155,13 @@ class _Rounds:
         self._take([link.a, link.b])
         hosts = self._hosts([link.a, link.b])
         if kind == "ib-link-flap":
-            for i in range(at, ROUNDS, 3):
+            for i in range(at, self.n, 3):
                 self.ports[link.a].add("LinkDownedCounter", i, 1)
                 self.ports[link.b].add("LinkDownedCounter", i, 1)
             return self._truth(kind, "link", link.id, at, hosts)
         end = rng.choice((link.a, link.b))  # ib-marginal-link: this end receives the errors
         port = self.ports[end]
-        for i in range(at, ROUNDS):
+        for i in range(at, self.n):
             port.add("SymbolErrorCounter", i, rng.randrange(3000, 9000))  # saturates at 65535 within the run
             port.add("PortRcvErrors", i, rng.randrange(1, 20))
             if (i - at) % 2 == 0:
@@ -163,7 +183,7 @@ class _Rounds:
                 continue
             victims = rng.sample(feeders, min(2, len(feeders)))
             self._take([hca, leaf, *victims])
-            for i in range(at, ROUNDS):
+            for i in range(at, self.n):
                 _starve(self.ports[leaf], i, rng.uniform(0.75, 0.95))
                 for v in victims:
                     _starve(self.ports[v], i, rng.uniform(0.55, 0.7))
@@ -172,25 +192,40 @@ class _Rounds:
             return self._truth("ib-slow-receiver", "nic", nic.id, at, {hca.node})
         return None
 
+    def host_dead(self, host: str, t: float) -> None:
+        """An Ethernet fault took ``host`` whole (every NIC erroring and flapping from time ``t``): its HCAs do too,
+        and the leaf ports facing them see the flaps (the first round counting them ends after ``t``)."""
+        at = math.ceil((t - self.times[0]) / STEP_S) + 1
+        if not 1 <= at < self.n:
+            return
+        hcas = [e for e, p in self.ports.items() if p.hca and e.node == host]
+        self._take([*hcas, *(self.peer[e] for e in hcas)])
+        for end in hcas:
+            for i in range(at, self.n):
+                self.ports[end].add("SymbolErrorCounter", i, self.rng.randrange(20, 200))
+            for i in range(at, self.n, 3):
+                self.ports[end].add("LinkDownedCounter", i, 1)
+                self.ports[self.peer[end]].add("LinkDownedCounter", i, 1)
+
     def noise(self) -> None:
         rng = self.rng
         free = self._free(self.links)
         if not free:
             return
         flap = rng.choice(free)
-        at = rng.randrange(1, ROUNDS)
+        at = rng.randrange(1, self.n)
         self.ports[flap.a].add("LinkDownedCounter", at, 1)
         self.ports[flap.b].add("LinkDownedCounter", at, 1)
         quiet = [e for e in self.ports if e not in self.used]
         for _ in range(max(3, len(quiet) // 20)):
             end = rng.choice(quiet)
-            self.ports[end].add(rng.choice(("SymbolErrorCounter", "PortRcvErrors")), rng.randrange(1, ROUNDS), 2)
+            self.ports[end].add(rng.choice(("SymbolErrorCounter", "PortRcvErrors")), rng.randrange(1, self.n), 2)
         switch_ports = [e for e in quiet if not self.ports[e].hca]
         if switch_ports:
-            self.ports[rng.choice(switch_ports)].add("PortXmitDiscards", rng.randrange(1, ROUNDS), 3)
-            _starve(self.ports[rng.choice(switch_ports)], rng.randrange(1, ROUNDS), 0.9)  # one burst
+            self.ports[rng.choice(switch_ports)].add("PortXmitDiscards", rng.randrange(1, self.n), 3)
+            _starve(self.ports[rng.choice(switch_ports)], rng.randrange(1, self.n), 0.9)  # one burst
         reset = self.ports[rng.choice(quiet)]
-        reset.resets.add(rng.randrange(2, ROUNDS))
+        reset.resets.add(rng.randrange(2, self.n))
 
     def write(self, bundle: Path) -> None:
         values: dict[Endpoint, list[dict[str, int]]] = {e: _values(p) for e, p in self.ports.items()}
@@ -229,7 +264,7 @@ def _values(port: _Port) -> list[dict[str, int]]:
     out: list[dict[str, int]] = []
     basic: dict[str, int] = {}
     extended: dict[str, int] = {}
-    for i in range(ROUNDS):
+    for i in range(port.n):
         if i in port.resets:
             basic = {}
         row: dict[str, int] = {}
@@ -261,9 +296,96 @@ def write_ib_faults(bundle: Path, fabric: Fabric, n_faults: int, seed: int, star
     return faults
 
 
+def _place(rounds: _Rounds, n_faults: int) -> list[dict[str, Any]]:
+    """``n_faults`` faults, kinds cycled in :data:`IB_FAULT_KINDS` order, a kind with no free place left out."""
+    faults: list[dict[str, Any]] = []
+    for i in range(n_faults):
+        entry = None
+        for k in range(len(IB_FAULT_KINDS)):
+            entry = rounds.fault(IB_FAULT_KINDS[(i + k) % len(IB_FAULT_KINDS)])
+            if entry is not None:
+                break
+        if entry is None:
+            break
+        faults.append(entry)
+    return faults
+
+
 def all_ib(fabric: Fabric) -> bool:
     """Every link of ``fabric`` is an InfiniBand one (``--fabric ib``): its faults are perfquery rounds."""
     return bool(fabric.links) and len(ib_links(fabric)) == len(fabric.links)
+
+
+# Set while write_mixed_bundle runs write_faults again for the Ethernet part of a mixed fabric
+_ETHERNET_PASS: ContextVar[bool] = ContextVar("unifab_twin_ethernet_pass", default=False)
+
+
+def mixed(fabric: Fabric) -> bool:
+    """InfiniBand links beside Ethernet ones (``--fabric mixed``), outside the Ethernet pass of
+    :func:`write_mixed_bundle`: the IB silo's counters are perfquery rounds, the rest telemetry."""
+    return not _ETHERNET_PASS.get() and bool(ib_links(fabric)) and not all_ib(fabric)
+
+
+def ethernet_part(fabric: Fabric) -> Fabric:
+    """In the Ethernet pass of :func:`write_mixed_bundle`: ``fabric`` without its IB silo (links, switches and
+    hosts' HCAs of fabric kind ``ib``), so the telemetry and its faults stay on Ethernet; else ``fabric`` itself."""
+    if not _ETHERNET_PASS.get():
+        return fabric
+    hosts = {
+        name: replace(h, nics={k: n for k, n in h.nics.items() if n.fabric != "ib"}) for name, h in fabric.hosts.items()
+    }
+    return replace(
+        fabric,
+        hosts=hosts,
+        switches={name: s for name, s in fabric.switches.items() if s.fabric != "ib"},
+        links=[lk for lk in fabric.links if fabric.link_fabric(lk) != "ib"],
+    )
+
+
+def write_mixed_bundle(
+    bundle: Path,
+    fabric: Fabric,
+    n_faults: int,
+    seed: int,
+    start: float,
+    duration_s: float,
+    ethernet: Callable[[int], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """A mixed fabric's faults: ``ethernet(n)`` (write_faults again, on :func:`ethernet_part`) writes the Ethernet
+    telemetry with the first half of the faults (rounded up), then perfquery rounds of the IB silo over the same
+    ``duration_s`` hold the other half, on hosts no Ethernet fault took (an Ethernet ``host-dead`` host's HCAs err
+    and flap with its NICs). ``truth.json``: ``faults`` holds both, ``telemetry`` the Ethernet run's,
+    ``ib_telemetry`` the rounds'."""
+    n_ib = n_faults // 2
+    token = _ETHERNET_PASS.set(True)
+    try:
+        faults = ethernet(n_faults - n_ib)
+    finally:
+        _ETHERNET_PASS.reset(token)
+    rounds = _Rounds(fabric, ib_links(fabric), random.Random(f"ib:{seed}"), start, int(duration_s // STEP_S) + 1)
+    rounds.used_hosts |= {h for f in faults for h in f.get("hosts", ())}
+    for f in faults:
+        if f["kind"] == "host-dead":
+            rounds.host_dead(f["root_cause"]["id"].removeprefix("host:"), _epoch(f["start"]))
+    ib = _place(rounds, n_ib)
+    if len(ib) < n_ib:
+        raise UsageError(f"{bundle}: too small for {n_ib} InfiniBand faults beside {len(faults)} Ethernet ones")
+    rounds.noise()
+    rounds.write(bundle)
+    path = bundle / layout.TRUTH
+    truth: dict[str, Any] = orjson.loads(path.read_bytes())
+    truth["faults"] = [*faults, *ib]
+    truth["ib_telemetry"] = _telemetry(start, rounds.n, seed)
+    path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
+    return [*faults, *ib]
+
+
+def _epoch(iso: str) -> float:
+    return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+
+
+def _telemetry(start: float, rounds: int, seed: int) -> dict[str, Any]:
+    return {"start": _iso(start), "step_s": STEP_S, "samples": rounds, "seed": seed, "format": "perfquery"}
 
 
 def write_ib_bundle(bundle: Path, fabric: Fabric, n_faults: int, seed: int, start: float) -> list[dict[str, Any]]:
@@ -275,12 +397,6 @@ def write_ib_bundle(bundle: Path, fabric: Fabric, n_faults: int, seed: int, star
     path = bundle / layout.TRUTH
     truth: dict[str, Any] = orjson.loads(path.read_bytes()) if path.is_file() else {}
     truth["faults"] = faults
-    truth["telemetry"] = {
-        "start": _iso(start),
-        "step_s": STEP_S,
-        "samples": ROUNDS,
-        "seed": seed,
-        "format": "perfquery",
-    }
+    truth["telemetry"] = _telemetry(start, ROUNDS, seed)
     path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
     return faults

@@ -2,7 +2,8 @@
 
 ``ib/ibnetdiscover.txt``, ``ib/iblinkinfo.txt``, ``ib/perfquery.txt`` (``perfquery <lid> <port>`` of every cabled
 port, concatenated), ``ib/sminfo.txt`` (the master, as any port sees it) and ``ib/sminfo/<where>.txt``
-(``sminfo <lid>`` of each SM), ``plan/ibnetdiscover.txt`` (the planned cabling at its planned rates), ``ib/ibsim.net``
+(``sminfo <lid>`` of each SM), ``ib/saquery.txt`` (``saquery NR <lid>`` of every node: the SM's NodeRecords),
+``plan/ibnetdiscover.txt`` (the planned cabling at its planned rates), ``ib/ibsim.net``
 (an ibsim NETFILE of the real cabling, so a test can load the twin
 into the real simulator) and per host ``cmd/ibstat.txt`` (+ ``cmd/ibv_devinfo.txt`` on an IB-backend host, or the
 storage HCA added to the host's own ``ibv_devinfo``). Layouts follow the samples in ``tests/data/samples/ib/``.
@@ -21,6 +22,7 @@ from unifab.collect.ib import (
     IBSTAT_FILE,
     PERFQUERY_FILE,
     PLAN_IB_FILE,
+    SAQUERY_FILE,
     SMINFO_DIR,
     SMINFO_FILE,
 )
@@ -40,6 +42,7 @@ __all__ = [
     "ibv_device",
     "perfquery_text",
     "planned_ibnetdiscover_text",
+    "saquery_text",
     "sminfo_text",
     "write_ib",
 ]
@@ -108,7 +111,7 @@ def _node_text(net: IbNet, node: str, port: str) -> tuple[str, str, int, str | N
     """(ibnetdiscover id, description, lid, own port GUID of a CA) of the far end ``node``/``port``."""
     hca = net.hcas.get((node, port))
     if hca is not None:
-        return f"H-{_hex(hca.node_guid)}", hca.description, hca.lid, _hex(hca.port_guid)
+        return f"H-{_hex(hca.node_guid)}", hca.shown, hca.lid, _hex(hca.port_guid)
     sw = net.switches[node]
     return f"S-{_hex(sw.guid)}", sw.description, sw.lid, None
 
@@ -143,7 +146,7 @@ def ibnetdiscover_text(net: IbNet) -> str:
         sw = net.switches[peer[0]]
         g = _hex(hca.node_guid)
         out += [f"vendid={_VENDID}", f"devid={_CA_DEVID}", f"sysimgguid=0x{g}", f"caguid=0x{g}"]
-        out.append(f'Ca\t1 "H-{g}"\t\t# "{hca.description}"')
+        out.append(f'Ca\t1 "H-{g}"\t\t# "{hca.shown}"')
         width, speed = _link_of(net, sw, sw.ports[int(peer[1])])
         out.append(
             f'[1]({_hex(hca.port_guid)}) \t"S-{_hex(sw.guid)}"[{peer[1]}]\t\t# lid {hca.lid} lmc 0 '
@@ -171,7 +174,7 @@ def iblinkinfo_text(net: IbNet) -> str:
             continue
         sw = net.switches[peer[0]]
         width, speed = _link_of(net, sw, sw.ports[int(peer[1])])
-        out.append(f"CA: {hca.description}:")
+        out.append(f"CA: {hca.shown}:")
         out.append(
             f"      0x{_hex(hca.port_guid)}{hca.lid:7d}{1:5d}[  ] =={_link_str(width, speed, 'Active', 'LinkUp')}"
             f"==>{_remote(sw.lid, int(peer[1]), sw.description)}"
@@ -221,6 +224,47 @@ def perfquery_text(net: IbNet) -> str:
 def _traffic(counters: dict[str, int]) -> dict[str, int]:
     """A port's counters: some traffic, no errors, unless a scenario set them."""
     return {"PortXmitData": 3600, "PortRcvData": 3600, "PortXmitPkts": 50, "PortRcvPkts": 50, **counters}
+
+
+def _sa_record(fields: list[tuple[str, str]]) -> list[str]:
+    return ["NodeRecord dump:", *(f"\t\t{name:.<24}{value}" for name, value in fields)]
+
+
+def saquery_text(net: IbNet) -> str:
+    """``saquery`` NodeRecords (``saquery NR <lid>`` of every LID, concatenated, by LID): one per discovered CA port
+    and one per switch (its management port 0), with the NodeDescription the SM holds (the real ``<host> <dev>``
+    even where the HCA now answers a default one)."""
+    planned = _hca_at(net)
+    nodes: list[tuple[int, list[tuple[str, str]]]] = []
+    for sw in net.switches.values():
+        g = f"0x{_hex(sw.guid)}"
+        head = [("lid", str(sw.lid)), ("reserved", "0x0"), ("base_version", "0x1"), ("class_version", "0x1")]
+        ids = [("node_type", "Switch"), ("num_ports", str(sw.nports)), ("sys_guid", g), ("node_guid", g)]
+        tail = [("port_guid", g), ("partition_cap", "0x8"), ("device_id", _sa_hex(_SWITCH_DEVID))]
+        nodes.append((sw.lid, [*head, *ids, *tail, *_sa_tail("0", sw.description)]))
+    for hca in net.hcas.values():
+        if _hca_peer(net, hca, planned) is None:
+            continue  # the SM never saw an HCA with no cable
+        g = f"0x{_hex(hca.node_guid)}"
+        head = [("lid", str(hca.lid)), ("reserved", "0x0"), ("base_version", "0x1"), ("class_version", "0x1")]
+        ids = [("node_type", "Channel Adapter"), ("num_ports", "1"), ("sys_guid", g), ("node_guid", g)]
+        tail = [("port_guid", f"0x{_hex(hca.port_guid)}"), ("partition_cap", "0x40")]
+        tail.append(("device_id", _sa_hex(_CA_DEVID)))
+        nodes.append((hca.lid, [*head, *ids, *tail, *_sa_tail("1", hca.description)]))
+    out: list[str] = []
+    for _, fields in sorted(nodes, key=lambda n: n[0]):
+        out += _sa_record(fields)
+    return "\n".join(out) + "\n"
+
+
+def _sa_tail(port_num: str, description: str) -> list[tuple[str, str]]:
+    fields = [("revision", "0xA1"), ("port_num", port_num), ("vendor_id", _sa_hex(_VENDID))]
+    return [*fields, ("NodeDescription", description)]
+
+
+def _sa_hex(value: str) -> str:
+    """saquery prints IDs in upper case: ``0x2c9`` is ``0x2C9``."""
+    return "0x" + value.removeprefix("0x").upper()
 
 
 def sminfo_text(guid: int, lid: int, priority: int, state: int, activity: int) -> str:
@@ -333,7 +377,7 @@ def ibsim_netfile(net: IbNet) -> str:
         out.append("")
     for hca in sorted(net.hcas.values(), key=lambda h: (h.host, h.dev)):
         out += [f"caguid=0x{_hex(hca.node_guid)}", f"vendid={_VENDID}", f"devid={_CA_DEVID}"]
-        out.append(f'Hca 1 "{hca.net_id}" # "{hca.description}"')
+        out.append(f'Hca 1 "{hca.net_id}" # "{hca.shown}"')
         peer = _hca_peer(net, hca, planned)
         if peer is not None:
             sw = net.switches[peer[0]]
@@ -348,7 +392,7 @@ def planned_ibnetdiscover_text(net: IbNet) -> str:
     plan = copy.deepcopy(net)
     plan.actual = {}
     for hca in plan.hcas.values():
-        hca.width, hca.speed = IB_WIDTH, IB_SPEED
+        hca.width, hca.speed, hca.shown_description = IB_WIDTH, IB_SPEED, None
     for sw in plan.switches.values():
         for port in sw.ports.values():
             port.width, port.speed = IB_WIDTH, IB_SPEED
@@ -382,6 +426,7 @@ def write_ib(net: IbNet, root: Path, hosts: dict[str, tuple[tuple[str, str], ...
     write_text(root / PERFQUERY_FILE, perfquery_text(net))
     write_text(root / IBSIM_FILE, ibsim_netfile(net))
     write_text(root / PLAN_IB_FILE, planned_ibnetdiscover_text(net))
+    write_text(root / SAQUERY_FILE, saquery_text(net))
     master = next((sm for sm in net.sms if sm.state == 3), None)
     if master is not None:
         write_text(root / SMINFO_FILE, sminfo_text(master.guid, master.lid, master.priority, 3, master.activity))
@@ -392,7 +437,8 @@ def write_ib(net: IbNet, root: Path, hosts: dict[str, tuple[tuple[str, str], ...
         host_dir = root / layout.HOSTS / host
         if not host_files and not host_dir.is_dir():
             continue  # a host the twin left uncollected
-        write_text(host_dir / IBSTAT_FILE, ibstat_text(net, host, hosts.get(host, ())))
+        if host not in net.no_ibstat:
+            write_text(host_dir / IBSTAT_FILE, ibstat_text(net, host, hosts.get(host, ())))
         devices = tuple(ibv_device(net, h) for h in sorted(net.hcas.values(), key=lambda h: h.dev) if h.host == host)
         path = host_dir / layout.IBV_DEVINFO
         if not host_files and path.is_file():

@@ -16,7 +16,7 @@ from unifab.twin.cluster import Cluster
 from unifab.twin.ib_cluster import IbHca, IbNet, IbSmTwin, IbSw, IbSwPort
 from unifab.twin.picker import Truth
 
-__all__ = ["IB_SCENARIOS", "IbHostLink", "IbPicker"]
+__all__ = ["BENIGN", "IB_SCENARIOS", "IbHostLink", "IbPicker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +242,21 @@ def below_plan(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Truth]:
     return out
 
 
+DEFAULT_DESCRIPTIONS = ("MT4123 ConfigurationCapable", "")  # the HCA's own before rdma-ndd ran, and none at all
+
+
+def default_description(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Truth]:
+    """Nothing (no finding): two hosts' HCAs answer ibnetdiscover with a default NodeDescription (the firmware's
+    ``MT4123 ConfigurationCapable``, or an empty one) and their ibstat was not collected, but the SM's NodeRecords
+    (``ib/saquery.txt``) keep the real ``<host> <dev>``, so the CAs are named from saquery."""
+    for lk, shown in zip(pick.take(2), DEFAULT_DESCRIPTIONS, strict=True):
+        for hca in net.hcas.values():
+            if hca.host == lk.hca.host:
+                hca.shown_description = shown
+        net.no_ibstat.add(lk.hca.host)
+    return []
+
+
 IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-swapped-cable": swapped_cable,
     "ib-missing-cable": missing_cable,
@@ -254,4 +269,6 @@ IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-mtu": mtu_mismatch,
     "ib-job-sl": job_sl,
     "ib-below-plan": below_plan,
+    "ib-default-description": default_description,
 }
+BENIGN = frozenset({"ib-default-description"})  # scenarios whose truth is that no check finds anything
