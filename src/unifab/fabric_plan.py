@@ -4,6 +4,10 @@
 files ``unifab render --out`` writes) and the bundle files the device would report afterwards
 (``after``: ``mlnx_qos`` text, ``ecn/`` sysfs, ``traffic_class``, rdma_cm TOS, niccli getqos, SONiC
 CONFIG_DB, EOS running-config, NVUE yaml), each made by the format's own renderer or applier.
+A switch port takes the intent's switch MTU capped at its platform's maximum
+(:func:`unifab.platforms.clamp_mtu`); both ends of a switch↔switch link take the lower of the two platforms'
+maximums, so a SONiC↔EOS uplink of a 9216 intent runs 9214 at both ends, and the rendered output says why
+(:func:`_link_mtus`).
 :func:`write_tree` writes a directory atomically: everything goes to a temporary sibling that is
 swapped into place in one step, so a failure (even SIGKILL) never leaves a half-written directory.
 """
@@ -26,6 +30,7 @@ from unifab.intent import Device, Intent, nccl_settings, resolve
 from unifab.model import Fabric, Host, Nic, Switch
 from unifab.parse.host import bnxt_qos, ethtool_pause, mlnx_qos, roce_tos, traffic_class
 from unifab.parse.sched import nccl_env
+from unifab.platforms import PLATFORMS, clamp_mtu
 from unifab.profile import PortSpec, QosProfile
 from unifab.render import eos_config, nic_bnxt, nic_mlx5, nic_plan, nvue_config, sonic_config
 from unifab.render import nccl_env as nccl
@@ -55,6 +60,7 @@ class DevicePlan:
     after: dict[str, str] = field(default_factory=dict)  # bundle-relative path -> text once applied
     diff: str = ""  # unified diff of the device's bundle files, current -> after
     error: str | None = None  # rendering failed for this device (the others still render)
+    notes: list[str] = field(default_factory=list)  # why a rendered value is not the intent's (a port's MTU)
 
 
 @dataclass(slots=True)
@@ -276,38 +282,104 @@ def _switch(
     renderer = SWITCH_RENDERERS.get(switch.os)
     if renderer is None:
         raise UnifabError(f"no renderer for switch OS {switch.os!r}; unifab renders {', '.join(SWITCH_RENDERERS)}")
+    mtus, out.notes = _link_mtus(switch, ports, profile, fabric, peers)
     current_rel = switch.config_file
-    renderer(out, switch, ports, profile, current_rel, (root / current_rel).read_text())
+    renderer(out, switch, ports, profile, current_rel, (root / current_rel).read_text(), mtus)
     return out
 
 
+def _link_mtus(
+    switch: Switch,
+    ports: list[PortSpec],
+    profile: QosProfile,
+    fabric: Fabric,
+    peers: Mapping[tuple[str, str], tuple[str, str, float | None]],
+) -> tuple[dict[str, int], list[str]]:
+    """The MTU of each switch↔switch port whose other end's platform takes less than this switch sets, and a
+    note per port saying why: the intent's switch MTU capped at both ends' platform maximum
+    (:func:`~unifab.platforms.clamp_mtu` for each), so the two ends render the same MTU. Other ports keep the
+    renderer's own MTU: the intent's, capped at their own platform's maximum."""
+    asked = profile.switch_mtu
+    own = PLATFORMS.get(switch.os)
+    if own is None or isinstance(asked, bool) or not isinstance(asked, int):
+        return {}, []  # no platform to cap at, or no MTU at all (the renderer refuses it by name)
+    mine = clamp_mtu(own, asked)[0]
+    mtus: dict[str, int] = {}
+    notes: list[str] = []
+    for spec in sorted(ports, key=lambda s: _natural(s.name)):
+        peer = peers.get((switch.name, spec.name))
+        other = fabric.switches.get(peer[0]) if peer is not None and spec.role == "fabric" else None
+        theirs = PLATFORMS.get(other.os) if other is not None else None
+        if peer is None or theirs is None:
+            continue
+        link, why = clamp_mtu(theirs, mine)
+        if why is not None:
+            mtus[spec.name] = link
+            notes.append(f"{spec.name} faces {peer[0]} {peer[1]}, where {why}: both ends of the link are set to {link}")
+    return mtus, notes
+
+
+def _noted(text: str, notes: list[str], comment: str) -> str:
+    """``text`` with a ``<comment> unifab: <note>`` line per note, after the renderer's own such lines."""
+    if not notes:
+        return text
+    lines = text.splitlines(keepends=True)
+    head = 0
+    while head < len(lines) and lines[head].startswith(f"{comment} unifab: "):
+        head += 1
+    added = [f"{comment} unifab: {n}\n" for n in notes]
+    return "".join([*lines[:head], *added, *lines[head:]])
+
+
 def _render_sonic(
-    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+    out: DevicePlan,
+    switch: Switch,
+    ports: list[PortSpec],
+    profile: QosProfile,
+    rel: str,
+    current_text: str,
+    mtus: Mapping[str, int],
 ) -> None:
-    rendered = sonic_config.render_config_db(ports, profile, hwsku=switch.hwsku, platform=switch.platform)
+    rendered = sonic_config.render_config_db(ports, profile, hwsku=switch.hwsku, platform=switch.platform, mtus=mtus)
     current = json.loads(current_text)
     out.outputs["config_db.json"] = json.dumps(rendered, indent=2, sort_keys=True) + "\n"
+    if out.notes:  # CONFIG_DB JSON has no comments: the notes go beside it
+        out.outputs["notes.txt"] = _noted("", out.notes, "#")
     out.outputs["patch.json"] = json.dumps(sonic_config.json_patch(current, rendered), indent=2) + "\n"
     after = sonic_config.apply_to_config_db(current, rendered)
     out.after[rel] = json.dumps(after, indent=2, sort_keys=True) + "\n"
 
 
 def _render_eos(
-    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+    out: DevicePlan,
+    switch: Switch,
+    ports: list[PortSpec],
+    profile: QosProfile,
+    rel: str,
+    current_text: str,
+    mtus: Mapping[str, int],
 ) -> None:
-    cfg = eos_config.render_eos(ports, profile)
+    cfg = _noted(eos_config.render_eos(ports, profile, mtus=mtus), out.notes, "!")
     out.outputs["eos.cfg"] = cfg
     out.after[rel] = eos_config.apply_to_running_config(current_text, cfg)
 
 
 def _render_nvue(
-    out: DevicePlan, switch: Switch, ports: list[PortSpec], profile: QosProfile, rel: str, current_text: str
+    out: DevicePlan,
+    switch: Switch,
+    ports: list[PortSpec],
+    profile: QosProfile,
+    rel: str,
+    current_text: str,
+    mtus: Mapping[str, int],
 ) -> None:
-    out.outputs["nv-set.txt"] = "".join(c + "\n" for c in nvue_config.render_nv_set(ports, profile))
-    out.after[rel] = nvue_config.render_nvue_yaml(ports, profile, current_text)
+    commands = "".join(c + "\n" for c in nvue_config.render_nv_set(ports, profile, mtus=mtus))
+    out.outputs["nv-set.txt"] = _noted(commands, out.notes, "#")
+    out.after[rel] = nvue_config.render_nvue_yaml(ports, profile, current_text, mtus=mtus)
 
 
-SwitchRenderer = Callable[[DevicePlan, Switch, list[PortSpec], QosProfile, str, str], None]
+# (plan, switch, cabled ports, profile, config file, its current text, per-port MTUs of switch↔switch links)
+SwitchRenderer = Callable[[DevicePlan, Switch, list[PortSpec], QosProfile, str, str, Mapping[str, int]], None]
 # The intent's configuration for each platform it can render (see unifab.platforms; not InfiniBand).
 SWITCH_RENDERERS: dict[str, SwitchRenderer] = {"sonic": _render_sonic, "eos": _render_eos, "nvue": _render_nvue}
 

@@ -142,16 +142,23 @@ def test_broken_intents_exit_2_with_one_message_per_problem(name: str, tmp_path:
 
 
 def test_devices_that_cannot_be_rendered_exit_1_and_the_rest_is_written(tmp_path: Path) -> None:
+    """A host whose current mlnx_qos output is garbage cannot be rendered: exit 1, the error names the host, and
+    everything else is written."""
     bundle = tmp_path / "b"
     write_bundle(build(16, switch_os="mixed"), bundle)
+    broken = sorted(bundle.glob("hosts/*/cmd/mlnx_qos/*.txt"))[-1]
+    host = broken.relative_to(bundle).parts[1]
+    broken.write_text("Priority trust state: maybe\n")
     out = tmp_path / "out"
     intent = tmp_path / "fabric.yaml"
-    intent.write_text("preset: nvidia-spectrum-x\n")  # switch MTU 9216: more than EOS takes
+    intent.write_text("preset: nvidia-spectrum-x\n")
     result = runner.invoke(app, ["render", str(intent), "--bundle", str(bundle), "--out", str(out), "--format", "json"])
     assert result.exit_code == 1
     failed = [d for d in json.loads(result.stdout)["devices"] if d["error"]]
-    assert failed and all(d["error"].startswith(f"switch {d['device']}: eos:") for d in failed)
-    assert (out / "hosts" / "gpu001" / "unifab-qos.sh").is_file()
+    assert [d["device"] for d in failed] == [host] and failed[0]["error"].startswith(f"host {host}: ")
+    assert not (out / "hosts" / host).exists()
+    assert [p.parent.name for p in (out / "hosts").glob("*/unifab-qos.sh")], "the other hosts are written"
+    assert any((out / "switches").glob("*/eos.cfg")), "the preset renders the Arista switches too"
     assert (out / "jobs" / "nccl.env").is_file()
 
 

@@ -6,7 +6,9 @@ import re
 
 from unifab.platforms.base import Platform
 
-__all__ = ["PLATFORM"]
+__all__ = ["MAX_MTU", "PLATFORM"]
+
+MAX_MTU = 9216  # `link mtu 9216`, Cumulus' jumbo and largest MTU (reference switch-qos §2.4, §4)
 
 PLATFORM = Platform(
     name="nvue",
@@ -15,5 +17,5 @@ PLATFORM = Platform(
     lldp_file="nvue/lldpcli.json",
     port_name=lambda index: f"swp{index + 1}",
     port_pattern=re.compile(r"(swp[0-9]{1,3}(s[0-9])?|bond[0-9]{1,4}|eth[0-9]|lo|vlan[0-9]{1,4})"),
-    max_mtu=9216,  # `link mtu 9216`, Cumulus' jumbo and largest MTU (reference switch-qos §2.4, §4)
+    max_mtu=MAX_MTU,
 )

@@ -33,7 +33,7 @@ would turn PFC off on every port.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from unifab.errors import RenderError
@@ -42,7 +42,7 @@ from unifab.parse.switch import eos_config as ec
 from unifab.platforms import clamp_mtu
 from unifab.platforms.eos import MAX_MTU, PLATFORM
 from unifab.profile import PortSpec, QosProfile
-from unifab.render.switch_qos import check_name, derive, sorted_ports
+from unifab.render.switch_qos import check_name, derive, port_mtus, sorted_ports
 
 __all__ = ["PORT_NAME", "PROFILE_NAME", "apply_to_running_config", "records", "render_eos"]
 
@@ -54,14 +54,15 @@ PORT_ACTIONS = {"drop": "drop", "alert": "notify-only"}  # profile action -> EOS
 GLOBAL_ACTIONS = {"forward": "no-drop"}  # only the global watchdog has no-drop
 
 
-def render_eos(ports: Sequence[PortSpec], profile: QosProfile) -> str:
+def render_eos(ports: Sequence[PortSpec], profile: QosProfile, *, mtus: Mapping[str, int] | None = None) -> str:
     """The EOS configuration section that makes ``ports`` lossless RoCE ports running ``profile``.
 
     Raises :class:`~unifab.errors.RenderError` for a port that is not ``Ethernet<n>[/<n>[/<n>]]``, a
     profile name EOS would not take as a ``qos profile`` name, or a profile a switch cannot run. A switch
     MTU above EOS's maximum is written as that maximum, and a first ``!`` line says what became of it.
+    ``mtus`` gives some ports another MTU (a link to a switch whose platform takes less).
     """
-    text = ec.dump(records(ports, profile))
+    text = ec.dump(records(ports, profile, mtus=mtus))
     fitted, note = _fit_mtu(profile)
     if note is None:
         return text
@@ -78,11 +79,12 @@ def _fit_mtu(profile: QosProfile) -> tuple[QosProfile, str | None]:
     return (profile, None) if note is None else (replace(profile, switch_mtu=fitted), note)
 
 
-def records(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:
+def records(ports: Sequence[PortSpec], profile: QosProfile, *, mtus: Mapping[str, int] | None = None) -> ec.EosConfig:
     """What :func:`render_eos` prints, as configuration records (``hostname`` unset, ``interface_qos`` unresolved)."""
     name = check_name(OS, "profile name", profile.name, PROFILE_NAME, "letters, digits, '_' or '-', up to 64")
     sq = derive(_fit_mtu(profile)[0], OS, MTU_RANGE)
     specs = sorted_ports(OS, ports, PORT_NAME, "Ethernet<n>[/<n>[/<n>]]")
+    port_mtu = port_mtus(OS, specs, sq.mtu, mtus, MTU_RANGE)
     queues: dict[int, ec.EosQueueConfig] = {}
     for q in sorted({*sq.strict, *sq.weights, *sq.ecn}):
         e = sq.ecn.get(q)
@@ -110,7 +112,8 @@ def records(ports: Sequence[PortSpec], profile: QosProfile) -> ec.EosConfig:
     if wd is not None and wd.detection_ms <= 0:
         raise RenderError(OS, f"PFC watchdog timeout must be positive, got {wd.detection_ms} ms")
     interfaces = {
-        p.name: ec.EosInterface(name=p.name, mtu=sq.mtu, service_profile=name, qos=ec.EosQosSettings()) for p in specs
+        p.name: ec.EosInterface(name=p.name, mtu=port_mtu[p.name], service_profile=name, qos=ec.EosQosSettings())
+        for p in specs
     }
     return ec.EosConfig(
         hostname=None,

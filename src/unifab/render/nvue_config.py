@@ -36,15 +36,16 @@ import yaml
 from unifab.errors import ParseError, RenderError, load_yaml
 from unifab.parse._text import natural_key
 from unifab.parse.switch import nvue
+from unifab.platforms.nvue import MAX_MTU
 from unifab.profile import PortSpec, QosProfile
-from unifab.render.switch_qos import SwitchQos, check_name, derive, sorted_ports
+from unifab.render.switch_qos import SwitchQos, check_name, derive, port_mtus, sorted_ports
 
 __all__ = ["PORT_NAME", "PROFILE_NAME", "Adjust", "merged_yaml", "pfcwd_timers", "render_nv_set", "render_nvue_yaml"]
 
 OS = "nvue"
 PORT_NAME = re.compile(r"swp\d{1,6}(s\d{1,2})?")  # a spine of a 100,000-GPU fabric: swp12512
 PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}")
-MTU_RANGE = (552, 9216)
+MTU_RANGE = (552, MAX_MTU)  # `link mtu`: 552 up to the platform's maximum (unifab.platforms.nvue)
 ROCE_MODE = "lossless"
 PREFERRED_POLL_MS = nvue.DEFAULT_PFCWD_POLLING_INTERVAL_MS
 # libyaml's safe dumper when PyYAML has it (20x faster on a 64-port switch), else Python's; YAML is read
@@ -67,12 +68,15 @@ def pfcwd_timers(detection_ms: int) -> tuple[int, int]:
     return detection_ms // robustness, robustness
 
 
-def _records(ports: Sequence[PortSpec], profile: QosProfile) -> tuple[nvue.NvueConfig, SwitchQos]:
+def _records(
+    ports: Sequence[PortSpec], profile: QosProfile, mtus: Mapping[str, int] | None = None
+) -> tuple[nvue.NvueConfig, SwitchQos]:
     name = check_name(OS, "profile name", profile.name, PROFILE_NAME, "letters, digits, '_' or '-', up to 56")
     if name == nvue.DEFAULT_PROFILE:
         raise RenderError(OS, f"profile name {name!r} is NVUE's built-in profile; choose another")
     sq = derive(profile, OS, MTU_RANGE)
     specs = sorted_ports(OS, ports, PORT_NAME, "swp<n> or swp<n>s<m>")
+    port_mtu = port_mtus(OS, specs, sq.mtu, mtus, MTU_RANGE)
     ecn = {
         q: nvue.NvueEcn(
             enabled=True, min_bytes=e.min_bytes, max_bytes=e.max_bytes, probability=e.max_probability, red_enabled=False
@@ -86,7 +90,7 @@ def _records(ports: Sequence[PortSpec], profile: QosProfile) -> tuple[nvue.NvueC
         cable = sq.cable_m(profile, spec)
         interfaces[spec.name] = nvue.NvueInterfaceQos(
             interface=spec.name,
-            mtu=sq.mtu,
+            mtu=port_mtu[spec.name],
             speed_mbps=spec.speed_mbps,
             trust="l3",
             dscp_to_tc=dict(sq.dscp_to_priority),
@@ -122,10 +126,15 @@ def _records(ports: Sequence[PortSpec], profile: QosProfile) -> tuple[nvue.NvueC
     return cfg, sq
 
 
-def _set_body(ports: Sequence[PortSpec], profile: QosProfile, adjust: Adjust | None = None) -> dict[str, Any]:
+def _set_body(
+    ports: Sequence[PortSpec],
+    profile: QosProfile,
+    adjust: Adjust | None = None,
+    mtus: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """The ``set`` tree the profile writes (link speed left out, RoCE as ``roce mode``); ``adjust``
-    changes the records first."""
-    cfg, sq = _records(ports, profile)
+    changes the records first, ``mtus`` gives some ports another MTU than the profile's switch MTU."""
+    cfg, sq = _records(ports, profile, mtus)
     if adjust is not None:
         cfg = adjust(cfg)
     dscp_maps = {i.mapping_profile: i.dscp_to_tc for i in cfg.interfaces.values()}
@@ -153,14 +162,17 @@ def _set_body(ports: Sequence[PortSpec], profile: QosProfile, adjust: Adjust | N
     return body
 
 
-def render_nv_set(ports: Sequence[PortSpec], profile: QosProfile) -> list[str]:
+def render_nv_set(
+    ports: Sequence[PortSpec], profile: QosProfile, *, mtus: Mapping[str, int] | None = None
+) -> list[str]:
     """``nv set`` commands that make ``ports`` lossless RoCE ports running ``profile``, then ``nv config apply``.
 
     Raises :class:`~unifab.errors.RenderError` for a port that is not ``swp<n>[s<m>]``, a profile
-    name NVUE would not take, or a profile a switch cannot run.
+    name NVUE would not take, or a profile a switch cannot run. ``mtus`` gives some ports another MTU (a link
+    to a switch whose platform takes less).
     """
     commands: list[str] = []
-    _flatten(_set_body(ports, profile), [], commands)
+    _flatten(_set_body(ports, profile, mtus=mtus), [], commands)
     return [*commands, "nv config apply"]
 
 
@@ -183,15 +195,21 @@ def _word(value: Any) -> str:
     return str(value)
 
 
-def render_nvue_yaml(ports: Sequence[PortSpec], profile: QosProfile, current_yaml: str | None = None) -> str:
-    """What ``nv config show -o yaml`` prints after :func:`render_nv_set` is applied to ``current_yaml``
-    (an empty configuration when ``None``). A ``current_yaml`` that is not an NVUE configuration raises
-    :class:`~unifab.errors.ParseError`."""
+def render_nvue_yaml(
+    ports: Sequence[PortSpec],
+    profile: QosProfile,
+    current_yaml: str | None = None,
+    *,
+    mtus: Mapping[str, int] | None = None,
+) -> str:
+    """What ``nv config show -o yaml`` prints after :func:`render_nv_set` (with the same ``mtus``) is applied to
+    ``current_yaml`` (an empty configuration when ``None``). A ``current_yaml`` that is not an NVUE configuration
+    raises :class:`~unifab.errors.ParseError`."""
     header: dict[str, Any] = dict(nvue.DUMP_HEADER)
     body: dict[str, Any] = {}
     if current_yaml is not None:
         header, body = _load(current_yaml)
-    return merged_yaml(ports, profile, header, body)
+    return merged_yaml(ports, profile, header, body, mtus=mtus)
 
 
 def merged_yaml(
@@ -200,10 +218,11 @@ def merged_yaml(
     header: Mapping[str, Any],
     body: dict[str, Any],
     adjust: Adjust | None = None,
+    mtus: Mapping[str, int] | None = None,
 ) -> str:
     """:func:`render_nvue_yaml` over a configuration given as its ``header`` and ``set`` body (not
     modified), with the rendered records changed by ``adjust`` before they are merged."""
-    merged = _merge(body, _set_body(ports, profile, adjust))
+    merged = _merge(body, _set_body(ports, profile, adjust, mtus))
     doc = [{"header": dict(header)}, {"set": merged}]
     try:
         return "".join(_block(item, 0) for item in doc)

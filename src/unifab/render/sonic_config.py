@@ -58,7 +58,7 @@ from unifab.render.sonic_validate import (
     STANDARD_POOLS,
     validate_config_db,
 )
-from unifab.render.switch_qos import SwitchQos, derive, headroom, sorted_ports
+from unifab.render.switch_qos import SwitchQos, derive, headroom, port_mtus, sorted_ports
 
 __all__ = [
     "CABLE_LENGTH_KEY",
@@ -110,17 +110,20 @@ def render_config_db(
     *,
     hwsku: str | None = None,
     platform: str | None = None,
+    mtus: Mapping[str, int] | None = None,
 ) -> Db:
     """The CONFIG_DB tables that make ``ports`` lossless RoCE ports running ``profile``.
 
     ``hwsku``/``platform`` pick the ASIC whose headroom formula sizes the lossless PGs (unknown: the
-    largest over the Spectrum generations). Raises :class:`~unifab.errors.RenderError` for a port name
-    that is not ``Ethernet<n>``, a profile name that is not a SONiC map name, or a profile a switch
-    cannot run (see :func:`unifab.render.switch_qos.derive`).
+    largest over the Spectrum generations). ``mtus`` gives some ports another MTU than the profile's switch
+    MTU (a link to a switch whose platform takes less), their PG headroom sized for it. Raises
+    :class:`~unifab.errors.RenderError` for a port name that is not ``Ethernet<n>``, a profile name that is not
+    a SONiC map name, or a profile a switch cannot run (see :func:`unifab.render.switch_qos.derive`).
     """
     name = _name(profile.name)
     sq = derive(profile, OS, MTU_RANGE)
     specs = sorted_ports(OS, ports, PORT_NAME, "Ethernet<n>")
+    port_mtu = port_mtus(OS, specs, sq.mtu, mtus, MTU_RANGE)
     db: Db = {
         "DSCP_TO_TC_MAP": {name: {str(d): str(p) for d, p in sq.dscp_to_priority.items()}},
         "TC_TO_PRIORITY_GROUP_MAP": {name: {str(t): str(t if t in sq.lossless else 0) for t in range(8)}},
@@ -139,7 +142,8 @@ def render_config_db(
     pfc = ",".join(str(p) for p in sq.lossless)
     for spec in specs:
         port = spec.name
-        tables["PORT"][port] = {"mtu": str(sq.mtu)}
+        mtu = port_mtu[port]
+        tables["PORT"][port] = {"mtu": str(mtu)}
         qos_map = dict.fromkeys(PORT_MAP_FIELDS, name) | {"pfc_enable": pfc}
         if sq.pfcwd is not None:
             qos_map["pfcwd_sw_enable"] = pfc
@@ -156,8 +160,8 @@ def render_config_db(
         # the port is configured for the bucket, and its headroom is sized for that length
         setting = sonic_cable_length_m(metres, hwsku)
         cable[port] = f"{setting}m"
-        hr = headroom(spec.speed_mbps, setting, sq.mtu, hwsku=hwsku, platform=platform)
-        mtu_part = "" if sq.mtu == SONIC_DEFAULT_MTU else f"_mtu{sq.mtu}"
+        hr = headroom(spec.speed_mbps, setting, mtu, hwsku=hwsku, platform=platform)
+        mtu_part = "" if mtu == SONIC_DEFAULT_MTU else f"_mtu{mtu}"
         pg_profile = f"pg_lossless_{spec.speed_mbps}_{setting}m{mtu_part}_profile"
         tables["BUFFER_PROFILE"][pg_profile] = {
             "dynamic_th": "0",

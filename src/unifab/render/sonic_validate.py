@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from unifab.parse.switch.sonic_config_db import deref
+from unifab.platforms.sonic import MAX_MTU
 
 __all__ = [
     "GLOBAL_FIELDS",
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 SONIC_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}")  # map names (sonic-types.yang)
-MTU_RANGE = (68, 9216)
+MTU_RANGE = (68, MAX_MTU)  # PORT.mtu: 68 up to the platform's maximum (unifab.platforms.sonic)
 STANDARD_POOLS = frozenset(
     {"ingress_lossless_pool", "ingress_lossy_pool", "egress_lossless_pool", "egress_lossy_pool", "ingress_zero_pool"}
 )

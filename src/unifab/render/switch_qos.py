@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from unifab.errors import RenderError
@@ -37,6 +37,7 @@ __all__ = [
     "check_name",
     "derive",
     "headroom",
+    "port_mtus",
     "sorted_ports",
 ]
 
@@ -166,6 +167,24 @@ def derive(profile: QosProfile, device_os: str, mtu_range: tuple[int, int]) -> S
         roce_queue=profile.roce_queue,
         cnp_queue=profile.cnp_queue,
     )
+
+
+def port_mtus(
+    device_os: str,
+    ports: Sequence[PortSpec],
+    mtu: int,
+    mtus: Mapping[str, int] | None,
+    mtu_range: tuple[int, int],
+) -> dict[str, int]:
+    """Each port's MTU: the switch's ``mtu``, or the one ``mtus`` gives the port (a switch↔switch link set to what
+    its other end takes too, :mod:`unifab.fabric_plan`). A name in ``mtus`` that is none of ``ports``, or an MTU
+    outside ``mtu_range``, is a :class:`RenderError`."""
+    out = {p.name: mtu for p in ports}
+    for name, value in (mtus or {}).items():
+        if name not in out:
+            raise RenderError(device_os, f"an MTU is given for port {name!r}, which is not among the rendered ports")
+        out[name] = _in(device_os, f"MTU of port {name}", value, *mtu_range)
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
