@@ -237,13 +237,14 @@ class FleetGroupSpec(_Spec):
     switch_os: VersionPatterns | None = None
     transceiver_part: VersionPatterns | None = None
     transceiver_revision: VersionPatterns | None = None
+    transceiver_firmware: VersionPatterns | None = None
 
     @field_validator(*("nic_firmware", "nic_driver", "gpu_driver", "cuda", "nccl", "switch_os"))
     @classmethod
     def _versions(cls, value: VersionPatterns | None) -> VersionPatterns | None:
         return _checked_patterns(value)
 
-    @field_validator("transceiver_part", "transceiver_revision")
+    @field_validator("transceiver_part", "transceiver_revision", "transceiver_firmware")
     @classmethod
     def _optics(cls, value: VersionPatterns | None) -> VersionPatterns | None:
         return _checked_patterns(value)
@@ -274,6 +275,7 @@ FLEET_FIELDS = (
     "switch_os",
     "transceiver_part",
     "transceiver_revision",
+    "transceiver_firmware",
 )
 
 

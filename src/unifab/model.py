@@ -172,7 +172,8 @@ class TransceiverLane:
 
 @dataclass(frozen=True, slots=True)
 class Transceiver:
-    """A pluggable module's identity and diagnostics (``ethtool -m`` on hosts)."""
+    """A pluggable module's identity and diagnostics (``ethtool -m`` on hosts, SONiC STATE_DB ``TRANSCEIVER_INFO`` on
+    switches)."""
 
     identifier: str | None  # "QSFP28", "OSFP 8X Pluggable Transceiver"
     vendor: str | None
@@ -183,6 +184,8 @@ class Transceiver:
     voltage_v: float | None
     lanes: tuple[TransceiverLane, ...] = ()
     module_state: str | None = None  # CMIS: "ModuleReady", ...
+    firmware: str | None = None  # a CMIS module's running (active) firmware, where the reader knows it
+    inactive_firmware: str | None = None  # the image in its other bank
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,6 +430,7 @@ class Port:
     fec: str | None = None
     description: str | None = None
     ib: IbPort | None = None  # an InfiniBand switch port's GUIDs, LID, width/speed, states and PMA counters
+    transceiver: Transceiver | None = None  # the pluggable module in the port (SONiC STATE_DB TRANSCEIVER_INFO)
 
     @property
     def id(self) -> str:

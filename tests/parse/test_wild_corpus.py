@@ -35,6 +35,7 @@ MAPPED: dict[str, str] = {
     "wild/switch/eos/ntc_arista_eos_show_*.raw": "eos-cli",
     "wild/switch/junos/*_show_interfaces*": "junos-interfaces",
     "wild/switch/nxos/*show_interface*": "nxos-interfaces",
+    "wild/switch/sonic/*_state_db_*.json": "sonic-state-db",
     # --- samples: host ---
     "samples/host/dmesg_xid*.log": "xid",
     "samples/host/ethtool_m_*.txt": "ethtool-m",

@@ -1,6 +1,7 @@
 """Fleet lifecycle compliance: the versions devices run, against the intent's baseline or their group's majority.
 
-``FLEET-FIRMWARE`` (NIC firmware; transceiver part and revision against a baseline), ``FLEET-DRIVER`` (NIC driver /
+``FLEET-FIRMWARE`` (NIC firmware; host and SONiC switch optics: part and revision against a baseline, module
+firmware also by its vendor + part group's majority), ``FLEET-DRIVER`` (NIC driver /
 OFED, GPU driver, CUDA, and the NCCL library: the user-space half of the same stack, which jobs load with the
 driver and whose ranks must agree), ``FLEET-OS`` (switch OS image). Groups and the baseline grammar are in
 :mod:`unifab.checks.fleet_versions`.
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from unifab.checks.context import CheckContext
-from unifab.checks.fleet_versions import FIELDS, Fact, allowed, fleet_facts, selects, version_key
+from unifab.checks.fleet_versions import FIELDS, OPTIC_FIELDS, Fact, allowed, fleet_facts, selects, version_key
 from unifab.checks.registry import CheckSpec
 from unifab.model import Finding, Fix, Nic, Severity, VersionRule
 from unifab.render import host_script as hs
@@ -45,6 +46,7 @@ __all__ = [
 
 _SAFE_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_SONIC_PORT = re.compile(r"^Ethernet[0-9]{1,5}$")  # a port name safe to put in an sfputil command
 MELLANOX_MODELS = ("ConnectX", "BlueField")
 
 IMPACT = {
@@ -61,6 +63,8 @@ IMPACT = {
     "transceiver_part": "an optic outside the qualified list is a link the vendor's interoperability matrix does "
     "not cover",
     "transceiver_revision": "an optic revision outside the qualified list is a link the vendor's matrix does not cover",
+    "transceiver_firmware": "module firmware differs in DSP tuning, link training and fixed bugs: the optic that "
+    "flaps, trains to errors or drops lanes where its peers of the same part do not",
 }
 
 
@@ -79,6 +83,12 @@ class GroupView:
     devices: dict[str, set[str]] = dc_field(default_factory=dict)  # version -> devices
     weight: Counter[str] = dc_field(default_factory=Counter)  # version -> NICs (per-NIC fields) or devices
 
+    def count(self, version: str | None) -> int:
+        """How many of the group run ``version``: its optics for an optic field, else its devices."""
+        if version is None:
+            return 0
+        return self.weight[version] if self.field in OPTIC_FIELDS else len(self.devices.get(version, ()))
+
     @property
     def target(self) -> str:
         """The most common version (by NICs for per-NIC fields); a tie goes to the newest."""
@@ -91,8 +101,9 @@ class GroupView:
         for version in sorted(self.weight, key=lambda v: (self.weight[v], version_key(v))):
             n = len(self.devices[version])
             text = f"{n} {unit if n == 1 else units(unit)}"
-            if self.field == "nic_firmware":
-                text += f" ({self.weight[version]} NIC{'' if self.weight[version] == 1 else 's'})"
+            part = FIELDS[self.field].part
+            if part is not None:
+                text += f" ({self.weight[version]} {part}{'' if self.weight[version] == 1 else 's'})"
             out[version] = text
         return out
 
@@ -171,9 +182,9 @@ def _finding(d: Deviation) -> Finding:
     entities = tuple(dict.fromkeys(e for f in d.facts for e in f.entities))
     what = f"{spec.title} {', '.join(versions)}"
     on = ""
-    if first.field == "nic_firmware":
+    if spec.part is not None:
         devs = [e.rsplit(":", 1)[-1] for e in entities]
-        on = f" on {', '.join(devs)} ({len(devs)} NIC{'' if len(devs) == 1 else 's'})"
+        on = f" on {', '.join(devs)} ({len(devs)} {spec.part}{'' if len(devs) == 1 else 's'})"
     distribution = d.view.distribution()
     evidence: dict[str, object] = {
         "field": first.field,
@@ -191,11 +202,13 @@ def _finding(d: Deviation) -> Finding:
         )
     else:
         severity = Severity.WARNING
-        total = sum(len(v) for v in d.view.devices.values())
-        same = len(d.view.devices.get(d.target or "", ()))
+        optics = first.field in OPTIC_FIELDS
+        total = sum(d.view.weight.values()) if optics else sum(len(v) for v in d.view.devices.values())
+        same = d.view.count(d.target)
         evidence["expected"] = d.target
         message = (
-            f"{first.device} runs {what}{on}; {same} of {total} {units(spec.unit)} of its group ({d.view.label}) run "
+            f"{first.device} runs {what}{on}; {same} of {total} {'optics' if optics else units(spec.unit)} of its "
+            f"group ({d.view.label}) run "
             f"{d.target} ({'; '.join(f'{v}: {n}' for v, n in distribution.items())})"
         )
     nics = tuple({n.id: n for f in d.facts for n in f.nics}.values())
@@ -205,7 +218,7 @@ def _finding(d: Deviation) -> Finding:
         subject={"kind": first.kind, "device": first.device, "field": first.field, "group": d.view.label},
         message=message,
         evidence=evidence,
-        fix=_fixes(first, nics, d.target, d.rule[1] if d.rule else ()),
+        fix=_fixes(first, nics, d.target, d.rule[1] if d.rule else (), entities),
         impact={"summary": IMPACT[first.field], "devices_in_group": sum(len(v) for v in d.view.devices.values())},
         entities=entities,
     )
@@ -220,7 +233,9 @@ def _want(target: str | None, patterns: tuple[str, ...]) -> str:
     return f"a version the baseline allows ({', '.join(patterns)})"
 
 
-def _fixes(fact: Fact, nics: tuple[Nic, ...], target: str | None, patterns: tuple[str, ...]) -> tuple[Fix, ...]:
+def _fixes(
+    fact: Fact, nics: tuple[Nic, ...], target: str | None, patterns: tuple[str, ...], entities: tuple[str, ...] = ()
+) -> tuple[Fix, ...]:
     want = _want(target, patterns)
     safe = target if target is not None and _SAFE_VERSION.match(target) else None
     if fact.field == "nic_firmware":
@@ -261,7 +276,23 @@ def _fixes(fact: Fact, nics: tuple[Nic, ...], target: str | None, patterns: tupl
         )
     if fact.field == "switch_os":
         return (Fix(fact.device, _switch_os(fact, want, safe)),)
+    if fact.field == "transceiver_firmware":
+        return (Fix(fact.device, _optic_firmware(fact, entities or fact.entities, want)),)
     return (Fix(fact.device, (f"# replace the optic with a qualified part / revision: {want}",)),)
+
+
+def _optic_firmware(fact: Fact, entities: tuple[str, ...], want: str) -> tuple[str, ...]:
+    """SONiC: sfputil's CDB firmware upgrade (download, run, commit) per port; elsewhere the vendor's tool."""
+    vendor, part = fact.group
+    if fact.kind == "switch" and fact.attrs.get("os") == "sonic":
+        lines = [f"# FW_FILE=the {vendor} {part} module firmware image {want} (from the module vendor); per port:"]
+        for port in (e.rsplit(":", 1)[-1] for e in entities):
+            if not _SONIC_PORT.match(port):
+                lines.append(f"# {port}: not a port name safe to name in a command")
+                continue
+            lines += [f"sudo sfputil show fwversion {port}", f'sudo sfputil firmware upgrade {port} "$FW_FILE"']
+        return tuple(lines)
+    return (f"# update the {vendor} {part} module firmware to {want} with the vendor's tool, then re-seat or reset it",)
 
 
 def _nic_firmware(fact: Fact, nics: tuple[Nic, ...], want: str) -> tuple[str, ...]:
@@ -340,7 +371,8 @@ def _run(ctx: CheckContext, check: str) -> Iterator[Finding]:
 
 
 def check_firmware(ctx: CheckContext) -> Iterator[Finding]:
-    """NIC firmware off the baseline or in its group's minority (group: NIC model + PSID); optics off the baseline."""
+    """NIC firmware off the baseline or in its group's minority (group: NIC model + PSID); optics off the baseline,
+    and optic firmware in the minority of its vendor + part."""
     return _run(ctx, "FLEET-FIRMWARE")
 
 
@@ -357,11 +389,14 @@ def check_os(ctx: CheckContext) -> Iterator[Finding]:
 CHECKS = (
     CheckSpec(
         "FLEET-FIRMWARE",
-        "A NIC's firmware (or a host optic) is off the fleet baseline or differs from its group's",
+        "A NIC's firmware (or an optic's part, revision or firmware) is off the fleet baseline or differs from its "
+        "group's",
         "NICs of one model and PSID should run one firmware: a straggler differs in RoCE, PFC and congestion "
-        "control defaults and in fixed bugs, and every collective waits for its rank.",
-        "Burn the group's firmware for the NIC's PSID (mstflint / mlxfwmanager -i, then mstfwreset), or set the "
-        "allowed versions in fabric.yaml fleet:.",
+        "control defaults and in fixed bugs, and every collective waits for its rank. Optics of one part should run "
+        "one module firmware (SONiC STATE_DB TRANSCEIVER_FIRMWARE_INFO).",
+        "Burn the group's firmware for the NIC's PSID (mstflint / mlxfwmanager -i, then mstfwreset), upgrade the "
+        "optic's module firmware (SONiC: sfputil firmware upgrade), or set the allowed versions in fabric.yaml "
+        "fleet:.",
         check_firmware,
     ),
     CheckSpec(

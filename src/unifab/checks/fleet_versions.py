@@ -2,13 +2,15 @@
 
 A **fact** is one device's version of one field in one group: a host's NIC firmware on its NICs of one model and
 PSID, a host's NIC driver, GPU driver or CUDA, the NCCL release its processes of one run printed, a switch's OS
-image, a host NIC's transceiver part or revision. Groups are what should run one version: the same device kind and
-the same model (NIC part id + PSID, driver module, GPU model, switch OS + platform), and for NCCL the run (one log
-under ``telemetry/nccl/``: NCCL comes with the job, so two jobs may rightly load two releases, but the ranks of one
-job must agree). Everything here is linear in the devices.
-
-Switch optics are not among the facts: no switch reader of unifab yields a transceiver's part number yet (SONiC
-STATE_DB ``TRANSCEIVER_INFO``, EOS ``show inventory`` are not read).
+image, an optic's part, revision or firmware (a host NIC's from ``ethtool -m``, a SONiC switch port's from STATE_DB
+``TRANSCEIVER_INFO`` / ``TRANSCEIVER_FIRMWARE_INFO``). Groups are what should run one version: the same device kind
+and the same model (NIC part id + PSID, driver module, GPU model, switch OS + platform; for an optic's revision and
+firmware its vendor + part number, hosts' and switches' optics together: one cable part is one part at both ends), and
+for NCCL the run (one log under ``telemetry/nccl/``: NCCL comes with the job, so two jobs may rightly load two
+releases, but the ranks of one job must agree). An optic's part and revision are judged against a baseline only (a
+fleet rightly mixes parts and vendor revisions of one part); its firmware, which is upgraded in place, also by its
+group's majority. EOS and NVUE switch optics are not read (``show inventory`` / ``nv show interface <if>
+transceiver`` are not collected). Everything here is linear in the devices.
 
 **Version patterns** (``fleet.groups[i].<field>`` in ``fabric.yaml``, a string or a list; a version is allowed
 when any list item matches):
@@ -35,11 +37,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
-from unifab.model import Fabric, Host, Nic, VersionRule
+from unifab.model import Fabric, Host, Nic, Transceiver, VersionRule
 
 __all__ = [
     "FIELDS",
     "NIC_MODELS",
+    "OPTIC_FIELDS",
     "SELECTORS",
     "Fact",
     "Field",
@@ -57,14 +60,17 @@ __all__ = [
 class Field:
     check: str
     title: str  # "NIC firmware"
-    unit: str  # what a device of the distribution is: "host", "switch"
+    unit: str  # what a device of the distribution is: "host", "switch", "device" (hosts and switches)
     uniform: bool = True  # False: judged against a baseline only (no majority)
+    part: str | None = None  # what one fact counts besides its device ("NIC", "optic"), for the distribution
 
 
+OPTIC_FIELDS = ("transceiver_part", "transceiver_revision", "transceiver_firmware")
 FIELDS: dict[str, Field] = {
-    "nic_firmware": Field("FLEET-FIRMWARE", "NIC firmware", "host"),
-    "transceiver_part": Field("FLEET-FIRMWARE", "transceiver part number", "host", uniform=False),
-    "transceiver_revision": Field("FLEET-FIRMWARE", "transceiver revision", "host", uniform=False),
+    "nic_firmware": Field("FLEET-FIRMWARE", "NIC firmware", "host", part="NIC"),
+    "transceiver_part": Field("FLEET-FIRMWARE", "transceiver part number", "device", uniform=False, part="optic"),
+    "transceiver_revision": Field("FLEET-FIRMWARE", "transceiver revision", "device", uniform=False, part="optic"),
+    "transceiver_firmware": Field("FLEET-FIRMWARE", "transceiver firmware", "device", part="optic"),
     "nic_driver": Field("FLEET-DRIVER", "NIC driver", "host"),
     "gpu_driver": Field("FLEET-DRIVER", "GPU driver", "host"),
     "cuda": Field("FLEET-DRIVER", "CUDA version", "host"),
@@ -103,7 +109,7 @@ class Fact:
     device: str
     group: tuple[str, ...]  # what must be uniform, e.g. ("ConnectX-7", "MT_0000000838")
     version: str
-    entities: tuple[str, ...]  # nic:h:mlx5_0 ... | host:h | switch:s | optic:h:eth0
+    entities: tuple[str, ...]  # nic:h:mlx5_0 ... | host:h | switch:s | optic:h:eth0 | optic:s:Ethernet8
     attrs: dict[str, str] = dc_field(default_factory=dict)  # selector values of this fact
     nics: tuple[Nic, ...] = ()  # the NICs of a per-NIC fact (for their fix commands)
 
@@ -131,13 +137,30 @@ def fleet_facts(fabric: Fabric, leaves: Iterable[str] = ()) -> Iterator[Fact]:
     leaf_set = set(leaves)
     for name in sorted(fabric.switches):
         sw = fabric.switches[name]
-        if not sw.version:
-            continue
         attrs = {"kind": "switch", "role": "leaf" if name in leaf_set else "spine", "name": name, "os": sw.os}
         platform = sw.platform or sw.hwsku
         if platform:
             attrs["platform"] = platform
-        yield Fact("switch_os", "switch", name, (sw.os, platform or ""), sw.version, (f"switch:{name}",), attrs)
+        if sw.version:
+            yield Fact("switch_os", "switch", name, (sw.os, platform or ""), sw.version, (f"switch:{name}",), attrs)
+        for port in sw.ports.values():
+            if port.transceiver is not None:
+                yield from _optic_facts("switch", name, port.name, port.transceiver, attrs)
+
+
+def _optic_facts(
+    kind: str, device: str, port: str, t: Transceiver, attrs: dict[str, str], nics: tuple[Nic, ...] = ()
+) -> Iterator[Fact]:
+    """An optic's part (group: vendor), revision and firmware (group: vendor + part), each where known."""
+    if not t.part_number:
+        return
+    optic = (f"optic:{device}:{port}",)
+    yield Fact("transceiver_part", kind, device, (t.vendor or "",), t.part_number, optic, attrs, nics)
+    group = (t.vendor or "", t.part_number)
+    if t.revision:
+        yield Fact("transceiver_revision", kind, device, group, t.revision, optic, attrs, nics)
+    if t.firmware:
+        yield Fact("transceiver_firmware", kind, device, group, t.firmware, optic, attrs, nics)
 
 
 def _host_facts(host: Host) -> Iterator[Fact]:
@@ -166,16 +189,9 @@ def _host_facts(host: Host) -> Iterator[Fact]:
         ids = tuple(n.id for n in members) if name == "nic_firmware" else (host.id,)
         yield Fact(name, "host", host.name, group, version, ids, attrs_of[(name, group, version)], tuple(members))
     for nic in nics:
-        t = nic.transceiver
-        if t is None:
-            continue
-        optic = (f"optic:{host.name}:{nic.netdev}",)
-        attrs = {**base, **({"nic_model": m} if (m := nic_model(nic)) else {})}
-        if t.part_number:
-            yield Fact("transceiver_part", "host", host.name, (t.vendor or "",), t.part_number, optic, attrs, (nic,))
-        if t.revision and t.part_number:
-            group = (t.vendor or "", t.part_number)
-            yield Fact("transceiver_revision", "host", host.name, group, t.revision, optic, attrs, (nic,))
+        if nic.transceiver is not None:
+            attrs = {**base, **({"nic_model": m} if (m := nic_model(nic)) else {})}
+            yield from _optic_facts("host", host.name, nic.netdev, nic.transceiver, attrs, (nic,))
     gpu = _gpu_model(host)
     gattrs = {**base, **({"gpu_model": gpu} if gpu else {})}
     if host.gpu_driver:

@@ -93,6 +93,7 @@ NOT_CHECKED: dict[str, tuple[str, ...]] = {
     "sonic/config_db.json": (*_SWITCH_QOS, *_PORT_LINK),
     "sonic/appl_db.json": _CABLING,
     "sonic/show-version.txt": ("FLEET-OS",),
+    "sonic/state_db.json": ("FLEET-FIRMWARE",),  # TRANSCEIVER_INFO / TRANSCEIVER_FIRMWARE_INFO: switch optics
     "sonic/show-interfaces-status.txt": ("LINK-SPEED", "TOPO-DEGRADED", "QOS-HEADROOM", "QOS-CABLE-LEN"),
     "eos/running-config.txt": (*_SWITCH_QOS, *_PORT_LINK),
     "eos/show-interfaces.json": ("QOS-MTU", "LINK-SPEED", "TOPO-DEGRADED", "TOPO-UPLINKS", "QOS-GLOBAL-PAUSE"),

@@ -10,8 +10,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from unifab.model import Endpoint, Headroom, Link, PfcWatchdog, Port, PortQos, QueueQos, Switch, SwitchBuffers
-from unifab.parse.switch import sonic_interfaces_status, sonic_lldp, sonic_qos, sonic_version
+from unifab.model import (
+    Endpoint,
+    Headroom,
+    Link,
+    PfcWatchdog,
+    Port,
+    PortQos,
+    QueueQos,
+    Switch,
+    SwitchBuffers,
+    Transceiver,
+)
+from unifab.parse.switch import sonic_interfaces_status, sonic_lldp, sonic_qos, sonic_state_db, sonic_version
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
@@ -23,6 +34,7 @@ __all__ = [
     "LLDP_NOT_CHECKED",
     "SHOW_INTERFACES_STATUS",
     "SHOW_VERSION",
+    "STATE_DB",
     "sonic_lldp_links",
     "switch_from_config_db",
     "switch_from_sonic",
@@ -37,6 +49,9 @@ SHOW_VERSION = "show-version.txt"  # `show version` beside config_db.json: the i
 # ports whose PORT row has none. Not their MTU: a PORT row without one runs SONiC's default (sonic_qos.DEFAULT_MTU,
 # what portmgrd sets), which the reader already applies, so the table cannot add to it.
 SHOW_INTERFACES_STATUS = "show-interfaces-status.txt"
+# STATE_DB beside config_db.json (what `unifab collect` writes from Redis): the ports' pluggable modules
+# (TRANSCEIVER_INFO, TRANSCEIVER_FIRMWARE_INFO); nothing else of it is read here.
+STATE_DB = "state_db.json"
 
 
 def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Switch | None:
@@ -68,7 +83,40 @@ def switch_from_config_db(name: str, path: SourcePath, problems: Problems) -> Sw
             not_checked="the speed-dependent checks (headroom, cable length) skip the ports without a speed",
         )
         switch = _fill_from_status(switch, rows or ())
+    state_path = path.with_name(STATE_DB)
+    if state_path.is_file():
+        modules = problems.parse_file_partial(
+            state_path,
+            sonic_state_db.parse_transceivers,
+            device=name,
+            not_checked="the fleet checks do not see the optics of the ports whose transceiver was skipped",
+        )
+        switch = _fill_transceivers(switch, modules or {})
     return switch
+
+
+def _fill_transceivers(switch: Switch, modules: dict[str, sonic_state_db.SonicTransceiver]) -> Switch:
+    """The CONFIG_DB ports take the module STATE_DB names for them; ports it does not list are not added."""
+    if not any(n in switch.ports for n in modules):
+        return switch
+    ports = {
+        n: replace(p, transceiver=_transceiver(modules[n])) if n in modules else p for n, p in switch.ports.items()
+    }
+    return replace(switch, ports=ports)
+
+
+def _transceiver(m: sonic_state_db.SonicTransceiver) -> Transceiver:
+    return Transceiver(
+        identifier=m.type,
+        vendor=m.manufacturer,
+        part_number=m.model,
+        serial_number=m.serial,
+        revision=m.revision,
+        temperature_c=None,
+        voltage_v=None,
+        firmware=m.active_firmware,
+        inactive_firmware=m.inactive_firmware,
+    )
 
 
 def _fill_from_status(switch: Switch, rows: tuple[sonic_interfaces_status.SonicInterfaceStatus, ...]) -> Switch:

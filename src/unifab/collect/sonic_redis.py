@@ -416,7 +416,13 @@ class SonicRedis:
 
 
 # STATE_DB tables sonic_state_db reads.
-STATE_TABLES = ("PORT_TABLE", "BUFFER_MAX_PARAM_TABLE", "QUEUE_COUNTER_CAPABILITIES", "PORT_COUNTER_CAPABILITIES")
+STATE_TABLES = (
+    "PORT_TABLE",
+    "BUFFER_MAX_PARAM_TABLE",
+    "QUEUE_COUNTER_CAPABILITIES",
+    "PORT_COUNTER_CAPABILITIES",
+    *sonic_state_db.TRANSCEIVER_TABLES,
+)
 
 
 class _BudgetConnection(redis.Connection):

@@ -23,12 +23,18 @@ where a field value must be is a :class:`~unifab.errors.ParseError` whose ``key`
 :func:`parse` reads a STATE_DB dump (``redis-cli -n 6`` / ``sonic-db-dump -n STATE_DB``) into the
 per-port operational view (``PORT_TABLE|<port>``: oper speed, MTU, FEC, link training;
 ``BUFFER_MAX_PARAM_TABLE|<port>``: queue and PG counts), the MMU size and the WRED/ECN counter
-capabilities.
+capabilities, and the pluggable modules xcvrd writes (``TRANSCEIVER_INFO|<port>``: type, manufacturer, model,
+serial, ``vendor_rev`` or, from older xcvrd and SFF-8472 modules, ``hardware_rev``; ``TRANSCEIVER_FIRMWARE_INFO|<port>``
+or older ``TRANSCEIVER_INFO``: the CMIS module's ``active_firmware`` and ``inactive_firmware``). Their text is the
+module EEPROM's ASCII, space-padded by older xcvrd (stripped here); ``N/A`` is unknown; a value with other than
+printable ASCII (a garbled EEPROM read) costs that port's transceiver. :func:`parse_transceivers` reads only those
+tables (what the bundle reader attaches to the switch ports).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 import orjson
@@ -39,10 +45,13 @@ from unifab.parse._text import natural_key, parse_uint
 
 __all__ = [
     "SHAPES",
+    "TRANSCEIVER_TABLES",
     "SonicDbDump",
     "SonicPortState",
     "SonicStateDb",
+    "SonicTransceiver",
     "parse",
+    "parse_transceivers",
     "read_dump",
     "resolve",
 ]
@@ -54,6 +63,8 @@ _ENVELOPE_KEYS = frozenset({"type", "value", "ttl", "expireat"})
 _REDIS_TYPES = frozenset({"hash", "string", "list", "set", "zset", "stream"})
 # STATE_DB values meaning "nothing here" (sonic-utilities mock: ``"supported_fecs": "N/A"``).
 _NOT_AVAILABLE = frozenset({"", "N/A", "NA"})
+TRANSCEIVER_TABLES = ("TRANSCEIVER_INFO", "TRANSCEIVER_FIRMWARE_INFO")
+_EEPROM_TEXT_MAX = 64  # SFF-8472/8636/CMIS name fields are 16 ASCII bytes; xcvrd pads, never this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,27 @@ class SonicPortState:
 
 
 @dataclass(frozen=True, slots=True)
+class SonicTransceiver:
+    """One port's module as xcvrd describes it (``None`` where STATE_DB says nothing or ``N/A``)."""
+
+    port: str
+    type: str | None  # "QSFP-DD Double Density 8X Pluggable Transceiver", "RJ45"
+    manufacturer: str | None
+    model: str | None  # the vendor part number
+    serial: str | None
+    vendor_rev: str | None
+    hardware_rev: str | None  # CMIS: the module hardware revision; older xcvrd / SFF-8472: the vendor revision
+    cmis_rev: str | None
+    active_firmware: str | None
+    inactive_firmware: str | None
+
+    @property
+    def revision(self) -> str | None:
+        """The vendor revision (what ``ethtool -m`` calls ``Vendor rev``): ``vendor_rev``, else ``hardware_rev``."""
+        return self.vendor_rev or self.hardware_rev
+
+
+@dataclass(frozen=True, slots=True)
 class SonicStateDb:
     shape: str
     ports: dict[str, SonicPortState]
@@ -90,6 +122,7 @@ class SonicStateDb:
     # "<TABLE>|<name>" -> isSupported, for QUEUE_/PORT_COUNTER_CAPABILITIES entries; entries without
     # ``isSupported`` (e.g. ``PORT_COUNTER_CAPABILITIES|LLR``) give one item per field, "<key>.<field>".
     counter_capabilities: dict[str, bool]
+    transceivers: dict[str, SonicTransceiver] = dc_field(default_factory=dict)  # by port, natural order
 
 
 # --- generic dump reader ---------------------------------------------------------------------------
@@ -159,6 +192,71 @@ def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | 
     return resolve(dump, source, problems)
 
 
+def parse_transceivers(
+    text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
+) -> dict[str, SonicTransceiver]:
+    """Only the ``TRANSCEIVER_INFO`` / ``TRANSCEIVER_FIRMWARE_INFO`` rows of a STATE_DB dump, by port: a bad key of
+    another table is no problem of theirs (the bundle reader reads nothing else of the file)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
+    lenient = ParseProblems(source)
+    dump = read_dump(text, source, lenient)
+    for problem in lenient.problems:
+        if (problem.key or "").partition("|")[0] in TRANSCEIVER_TABLES:
+            log.add(problem.expected, problem.skipped, key=problem.key, line=problem.line)
+    return _transceivers(dump.hashes, source, log)
+
+
+def _transceivers(hashes: dict[str, dict[str, str]], source: str, log: ParseProblems) -> dict[str, SonicTransceiver]:
+    info: dict[str, dict[str, str]] = {}
+    firmware: dict[str, dict[str, str]] = {}
+    for key, fields in hashes.items():
+        table, sep, name = key.partition("|")
+        if sep and table == "TRANSCEIVER_INFO":
+            info[name] = fields
+        elif sep and table == "TRANSCEIVER_FIRMWARE_INFO":
+            firmware[name] = fields
+    out: dict[str, SonicTransceiver] = {}
+    for name in sorted(info, key=natural_key):  # firmware of a port without TRANSCEIVER_INFO: no module known
+        with log.skipping(f"the transceiver of port {name}"):
+            out[name] = _transceiver(name, info[name], firmware.get(name, {}), source)
+    return out
+
+
+def _transceiver(name: str, info: dict[str, str], fw: dict[str, str], source: str) -> SonicTransceiver:
+    def text(fields: dict[str, str], table: str, field: str) -> str | None:
+        value = fields.get(field)
+        if value is None or value.strip() in _NOT_AVAILABLE:
+            return None
+        value = value.strip()
+        if len(value) > _EEPROM_TEXT_MAX or not all(" " <= c <= "~" for c in value):
+            raise ParseError(
+                source,
+                f"field {field!r} to be the module's ASCII text (at most {_EEPROM_TEXT_MAX} printable characters), "
+                f"got {value[:_EEPROM_TEXT_MAX]!r}",
+                key=f"{table}|{name}",
+            )
+        return value
+
+    def firmware(field: str) -> str | None:
+        return text(fw, "TRANSCEIVER_FIRMWARE_INFO", field) if field in fw else text(info, "TRANSCEIVER_INFO", field)
+
+    def get(field: str) -> str | None:
+        return text(info, "TRANSCEIVER_INFO", field)
+
+    return SonicTransceiver(
+        port=name,
+        type=get("type"),
+        manufacturer=get("manufacturer"),
+        model=get("model"),
+        serial=get("serial"),
+        vendor_rev=get("vendor_rev"),
+        hardware_rev=get("hardware_rev"),
+        cmis_rev=get("cmis_rev"),
+        active_firmware=firmware("active_firmware"),
+        inactive_firmware=firmware("inactive_firmware"),
+    )
+
+
 def resolve(dump: SonicDbDump, source: str = "<input>", problems: ParseProblems | None = None) -> SonicStateDb:
     log = problems if problems is not None else ParseProblems.strict(source)
     ports: dict[str, dict[str, str]] = {}
@@ -199,6 +297,7 @@ def resolve(dump: SonicDbDump, source: str = "<input>", problems: ParseProblems 
         ports=out,
         mmu_size_bytes=mmu,
         counter_capabilities=dict(sorted(caps.items())),
+        transceivers=_transceivers(dump.hashes, source, log),
     )
 
 
