@@ -133,3 +133,18 @@ def test_host_and_switch_optics_of_one_part_are_one_group(tmp_path: Path) -> Non
         "# update the INNOLIGHT C-DQ8FNM010-N00 module firmware to 2.1.1 with the vendor's tool, then re-seat or "
         "reset it",
     )
+
+
+def test_a_port_name_unfit_for_a_command_gets_a_comment_not_a_command() -> None:
+    from unifab.checks.fleet import _optic_firmware
+    from unifab.checks.fleet_versions import Fact
+
+    fact = Fact(
+        "transceiver_firmware", "switch", "leaf1", ("INNOLIGHT", "C-DQ8FNM010-N00"), "2.0.6", (), {"os": "sonic"}
+    )
+    ports = ("Ethernet8", "Ethernet8\nsudo reboot", "Ethernet8;id", "Ethernet12\n")
+    lines = _optic_firmware(fact, tuple(f"optic:leaf1:{p}" for p in ports), "2.1.1")
+    assert all("\n" not in line for line in lines)
+    commands = [line for line in lines if not line.startswith("#")]
+    assert commands == ["sudo sfputil show fwversion Ethernet8", 'sudo sfputil firmware upgrade Ethernet8 "$FW_FILE"']
+    assert sum("not a port name safe" in line for line in lines) == 3

@@ -29,6 +29,7 @@ from dataclasses import field as dc_field
 from unifab.checks.context import CheckContext
 from unifab.checks.fleet_versions import FIELDS, OPTIC_FIELDS, Fact, allowed, fleet_facts, selects, version_key
 from unifab.checks.registry import CheckSpec
+from unifab.checks.topology_coverage import shown
 from unifab.model import Finding, Fix, Nic, Severity, VersionRule
 from unifab.render import host_script as hs
 
@@ -46,7 +47,7 @@ __all__ = [
 
 _SAFE_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-_SONIC_PORT = re.compile(r"^Ethernet[0-9]{1,5}$")  # a port name safe to put in an sfputil command
+_SONIC_PORT = re.compile(r"Ethernet[0-9]{1,5}")  # (fullmatch) a port name safe to put in an sfputil command
 MELLANOX_MODELS = ("ConnectX", "BlueField")
 
 IMPACT = {
@@ -287,8 +288,8 @@ def _optic_firmware(fact: Fact, entities: tuple[str, ...], want: str) -> tuple[s
     if fact.kind == "switch" and fact.attrs.get("os") == "sonic":
         lines = [f"# FW_FILE=the {vendor} {part} module firmware image {want} (from the module vendor); per port:"]
         for port in (e.rsplit(":", 1)[-1] for e in entities):
-            if not _SONIC_PORT.match(port):
-                lines.append(f"# {port}: not a port name safe to name in a command")
+            if not _SONIC_PORT.fullmatch(port):
+                lines.append(f"# {shown(port)}: not a port name safe to name in a command")
                 continue
             lines += [f"sudo sfputil show fwversion {port}", f'sudo sfputil firmware upgrade {port} "$FW_FILE"']
         return tuple(lines)
