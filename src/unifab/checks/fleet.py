@@ -238,7 +238,7 @@ def _fixes(
     fact: Fact, nics: tuple[Nic, ...], target: str | None, patterns: tuple[str, ...], entities: tuple[str, ...] = ()
 ) -> tuple[Fix, ...]:
     want = _want(target, patterns)
-    safe = target if target is not None and _SAFE_VERSION.match(target) else None
+    safe = target if target is not None and _SAFE_VERSION.fullmatch(target) else None
     if fact.field == "nic_firmware":
         return (Fix(fact.device, _nic_firmware(fact, nics, want)),)
     if fact.field == "nic_driver":
@@ -323,7 +323,7 @@ def _nic_firmware(fact: Fact, nics: tuple[Nic, ...], want: str) -> tuple[str, ..
 
 
 def _nic_device(nic: Nic) -> str | None:
-    if nic.pci_address and _BDF.match(nic.pci_address):
+    if nic.pci_address and _BDF.fullmatch(nic.pci_address):
         return nic.pci_address
     if nic.rdma_dev:
         try:
@@ -355,7 +355,7 @@ def _switch_os(fact: Fact, want: str, safe: str | None) -> tuple[str, ...]:
         )
     if os_name == "nvue" and want.startswith("Cumulus Linux "):
         release = want.rsplit(" ", 1)[-1]
-        if _SAFE_VERSION.match(release):
+        if _SAFE_VERSION.fullmatch(release):
             return (
                 f"# fetch it first: nv action fetch system image <URL of cumulus-linux-{release}-mlx-amd64.bin>",
                 f"nv action install system image files cumulus-linux-{release}-mlx-amd64.bin",

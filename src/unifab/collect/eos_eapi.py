@@ -126,7 +126,7 @@ class EapiClient:
         env = os.environ if env is None else env
         self.host = host
         self.name = name or host
-        if not _SAFE_NAME.match(self.name):
+        if not _SAFE_NAME.fullmatch(self.name):
             raise UsageError(f"EOS device name {self.name!r} cannot name a bundle directory")
         if scheme not in ("https", "http"):
             raise UsageError(f"eAPI scheme must be 'https' or 'http', got {scheme!r}")

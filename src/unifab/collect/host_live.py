@@ -599,9 +599,9 @@ def sudoers(user: str = "unifab", lldp_socket: Path | None = None) -> str:
     Each command is allowed with its exact arguments from :data:`TOOL_DIRS`; where an interface name goes, ``*``
     (sudoers' glob, which also matches spaces), so the forms with an extra argument or with a name starting with
     ``-`` are denied after it (in sudoers the last match wins)."""
-    if not _SUDO_USER.match(user):
+    if not _SUDO_USER.fullmatch(user):
         raise UsageError(f"--user {user!r}: expected a login name (lowercase letters, digits, '_' or '-')")
-    if lldp_socket is not None and not _SUDOERS_PATH.match(str(lldp_socket)):
+    if lldp_socket is not None and not _SUDOERS_PATH.fullmatch(str(lldp_socket)):
         raise UsageError(
             f"--lldp-socket {lldp_socket}: expected an absolute path of letters, digits, '_', '.', '/', '-'"
         )

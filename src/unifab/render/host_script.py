@@ -34,19 +34,19 @@ class NicTarget:
 
 
 def netdev(name: str) -> str:
-    if not _NETDEV.match(name):
+    if not _NETDEV.fullmatch(name):
         raise UsageError(f"netdev name {name!r}: expected 1-15 letters, digits, '_', '.', ':' or '-'")
     return name
 
 
 def rdma_dev(name: str) -> str:
-    if not _RDMA.match(name):
+    if not _RDMA.fullmatch(name):
         raise UsageError(f"RDMA device name {name!r}: expected letters, digits, '_', '.' or '-'")
     return name
 
 
 def host_name(name: str) -> str:
-    if not _HOST.match(name):
+    if not _HOST.fullmatch(name):
         raise UsageError(f"host name {name!r}: expected letters, digits, '_', '.' or '-'")
     return name
 

@@ -193,7 +193,7 @@ def roce_tos(rdma_dev: str, tos: int) -> tuple[str, str]:
 
 
 def pci_bdf(address: str) -> str:
-    if not _BDF.match(address):
+    if not _BDF.fullmatch(address):
         raise UsageError(f"PCI address {address!r}: expected dddd:bb:ss.f in hex")
     return address
 

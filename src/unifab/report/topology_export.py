@@ -315,7 +315,7 @@ def k8s_labels(fabric: Fabric, tree: Tree) -> tuple[list[dict[str, object]], lis
     items: list[dict[str, object]] = []
     for block in tree.blocks:
         for host in block.nodes:
-            if not _NODE_NAME.match(host):
+            if not _NODE_NAME.fullmatch(host):
                 refused.append(f"host {host!r}: not a Kubernetes node name (lowercase letters, digits, '-', '.')")
                 continue
             labels = {f"{LABEL_PREFIX}/block": block.name}
@@ -323,7 +323,7 @@ def k8s_labels(fabric: Fabric, tree: Tree) -> tuple[list[dict[str, object]], lis
                 labels[f"{LABEL_PREFIX}/spine-group"] = upper[block.name]
             for rail, (leaf, _port, _end) in sorted(rails.get(host, {}).items()):
                 labels[f"{LABEL_PREFIX}/rail{rail}-leaf"] = leaf
-            bad = [v for v in labels.values() if not _LABEL_VALUE.match(v)]
+            bad = [v for v in labels.values() if not _LABEL_VALUE.fullmatch(v)]
             if bad:
                 refused.append(f"host {host!r}: label value {bad[0]!r} is not a valid Kubernetes label value")
                 continue
