@@ -238,7 +238,7 @@ def test_waves_keep_jobs_and_redundancy(twin: Case, data: st.DataObject) -> None
     _property(twin, data, r"spine")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_three_tiers_keep_jobs_and_redundancy_at_every_tier(tiers3: Case, data: st.DataObject) -> None:
     _property(tiers3, data, data.draw(st.sampled_from([r"ss", r"spine-p1", r"spine", r"leaf-p2"]), "tier"))

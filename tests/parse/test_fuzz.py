@@ -380,7 +380,7 @@ NOT_LINE_LOCAL: dict[str, str] = {
 # Formats whose record may lack a key once a line is garbled: named at the record's first line (before the line).
 AT_RECORD_START = frozenset({"ibv-devinfo", "nxos-lldp", "slurm-jobs"})
 GARBLED = "\x01 not a row of this format \x01"
-MAX_LINES = 40  # garbled lines per seed, spread over the file
+MAX_LINES = 15  # garbled lines per seed, spread over the file
 
 
 def _partial_formats() -> list[str]:
