@@ -33,7 +33,9 @@ def test_pairs_alternate_which_side_goes_first(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
     log = tmp_path / "order"
     argvs = {"floor": _side("floor", log), "check": _side("check", log)}
-    pairs, rejected = fig_full_check.measure_pairs(argvs, bundle, 20000, 3, 60, "test")
+    # the size the cold test is judged against: a child interpreter that pages its own libraries back in (the
+    # machine evicts idle page cache) reads a few KiB from storage, which must not count against a 20 kB bundle
+    pairs, rejected = fig_full_check.measure_pairs(argvs, bundle, 1 << 30, 3, 60, "test")
     assert len(pairs) == 3 and not rejected
     assert log.read_text().split() == ["floor", "check", "check", "floor", "floor", "check"]
 

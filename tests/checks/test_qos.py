@@ -16,10 +16,10 @@ def drained(host: str, *commands: str) -> tuple[str, ...]:
     """A link-flapping NIC fix: drain the node in Slurm, wait for its jobs, change, resume."""
     return (
         f"# a PFC change on eth0 toggles its link: drain {host} first (running jobs finish), change it, then resume it",
-        f"scontrol update nodename={host} state=drain reason='unifab: a PFC change on eth0 toggles its link'",
+        f"scontrol update NodeName={host} State=DRAIN 'Reason=unifab: a PFC change on eth0 toggles its link'",
         f"until sinfo -h -n {host} -o %T | grep -q '^drained'; do sleep 10; done",
         *commands,
-        f"scontrol update nodename={host} state=resume",
+        f"scontrol update NodeName={host} State=RESUME",
     )
 
 

@@ -309,8 +309,8 @@ if "--buffer_size" in sys.argv:
 FAKE_SCONTROL = r"""
 import os, sys
 
-assert sys.argv[1:3] == ["update", sys.argv[2]] and sys.argv[2].startswith("nodename="), sys.argv
-assert sys.argv[3] in ("state=drain", "state=resume"), sys.argv
+assert sys.argv[1:3] == ["update", sys.argv[2]] and sys.argv[2].startswith("NodeName="), sys.argv
+assert sys.argv[3] in ("State=DRAIN", "State=RESUME"), sys.argv
 with open(os.environ["UNIFAB_LOG"], "a") as log:
     log.write("scontrol " + " ".join(sys.argv[1:4]) + "\n")
 """
@@ -438,8 +438,8 @@ def test_applied_fixes_clear_the_nic_side_findings(twins: dict[str, Path], varia
     # a mixed fabric's scenarios land on whichever NICs the seed picks: at least two dialects ran
     assert used == list(tools) if variant != "mixed" else len(used) >= 2, (tools, calls)
     # every link-flapping change ran between a drain and a resume of its node
-    drains = [c for c in calls if c.startswith("scontrol") and c.endswith("state=drain")]
-    assert drains and len(drains) == len([c for c in calls if c.endswith("state=resume")])
+    drains = [c for c in calls if c.startswith("scontrol") and c.endswith("State=DRAIN")]
+    assert drains and len(drains) == len([c for c in calls if c.endswith("State=RESUME")])
     nic_only = {(f.check, f.entities) for f in before if all(x.device in fabric.hosts for x in f.fix)}
     assert nic_only, "the twin has no finding that only a NIC fix resolves"
     assert not nic_only & {(f.check, f.entities) for f in after}

@@ -23,11 +23,11 @@ def _nic(dcbx: str | None, host: str = "gpu001") -> Nic:
 def test_pfc_change_is_drained_and_resumed() -> None:
     fix = NicFixes(_nic(None)).pfc([3])
     assert fix.commands[1] == (
-        "scontrol update nodename=gpu001 state=drain reason='unifab: a PFC change on eth0 toggles its link'"
+        "scontrol update NodeName=gpu001 State=DRAIN 'Reason=unifab: a PFC change on eth0 toggles its link'"
     )
     assert fix.commands[2] == "until sinfo -h -n gpu001 -o %T | grep -q '^drained'; do sleep 10; done"
     assert fix.commands[3] == "mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0"
-    assert fix.commands[-1] == "scontrol update nodename=gpu001 state=resume"
+    assert fix.commands[-1] == "scontrol update NodeName=gpu001 State=RESUME"
     assert NicFixes(_nic(None)).trust("dscp", 26, 3).commands == ("mlnx_qos -i eth0 --trust dscp",)  # no flap
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from unifab.api import load_snapshot
 from unifab.model import Endpoint, Fabric, Host, Link, Nic, Port, Switch
+from unifab.parse.sched.hostlist import expand
 from unifab.report import topology_export as tx
 from unifab.twin.generate import generate
 
@@ -44,7 +45,8 @@ def _planned(bundle: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 def test_hostlist_compresses_like_slurm() -> None:
     assert tx.hostlist(["gpu003", "gpu001", "gpu002", "gpu007"]) == "gpu[001-003,007]"
     assert tx.hostlist(["gpu1", "gpu10", "gpu2", "login", "node09"]) == "gpu[1-2,10],login,node09"
-    assert tx.hostlist(["a01", "a001"]) == "a001,a01"  # widths differ: two lists
+    assert tx.hostlist(["a01", "a001"]) == "a[01,001]"  # widths differ: two ranges, each keeps its width
+    assert expand("a[01,001]") == ("a01", "a001")
     assert tx.hostlist(["x5"]) == "x5"
 
 

@@ -1,6 +1,6 @@
 """The twin's switch-side NCCL faults: errors across a leaf's uplinks (ECMP), silent or with one uplink's optic
 erroring, their truth (root cause, the uplink the twin broke, the jobs whose paths may cross it) and noise across
-leaves that must not look like them. Scored through ``unifab health`` at two sizes and two seeds each."""
+leaves that must not look like them. Scored through ``unifab health`` at two sizes (two seeds at 256 GPUs)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ KINDS = ("nccl-leaf-uplinks", "nccl-uplink-optic", "nccl-bad-link", "optic-dirty
 
 @pytest.fixture(
     scope="module",
-    params=[(256, 8, 3), (256, 8, 8), (512, 16, 2), (512, 16, 9)],
-    ids=["256gpu-seed3", "256gpu-seed8", "512gpu-seed2", "512gpu-seed9"],
+    params=[(256, 8, 3), (256, 8, 8), (512, 16, 2)],
+    ids=["256gpu-seed3", "256gpu-seed8", "512gpu-seed2"],
 )
 def twin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     gpus, su, seed = request.param

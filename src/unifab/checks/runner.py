@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from unifab.checks.context import CheckContext
+from unifab.checks.memo import run_scope
 from unifab.checks.registry import registry
 from unifab.errors import UsageError
 from unifab.model import Fabric, Finding, Job
@@ -22,10 +23,11 @@ def run_checks(fabric: Fabric, only: Collection[str] | None = None, job: str | N
     """
     ctx = CheckContext.build(fabric)
     findings = list(fabric.input_findings)
-    for spec in registry().values():
-        if spec.run is None or (only is not None and spec.id not in only):
-            continue
-        findings.extend(spec.run(ctx))
+    with run_scope():
+        for spec in registry().values():
+            if spec.run is None or (only is not None and spec.id not in only):
+                continue
+            findings.extend(spec.run(ctx))
     if only is not None:
         findings = [f for f in findings if f.check in only]
     if job is not None:

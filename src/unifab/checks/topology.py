@@ -55,6 +55,7 @@ from typing import Any
 
 from unifab.checks.context import CheckContext, majority
 from unifab.checks.ib import below_plan, planned_rate
+from unifab.checks.memo import run_memo
 from unifab.checks.registry import CheckSpec
 from unifab.checks.topology_common import dark_reason, host_port_dark, leaf_rail, lldp_verify, nic_rail
 from unifab.checks.topology_coverage import CHECKS as COVERAGE_CHECKS
@@ -499,7 +500,9 @@ def _cabling_findings(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _only(ctx: CheckContext, check: str) -> Iterator[Finding]:
-    return (f for f in _cabling_findings(ctx) if f.check == check)
+    """One check's share of the cabling findings, which the five cabling checks of a run compute once."""
+    found = run_memo("cabling-findings", ctx, lambda: list(_cabling_findings(ctx)))
+    return (f for f in found if f.check == check)
 
 
 def check_missing(ctx: CheckContext) -> Iterator[Finding]:

@@ -13,7 +13,7 @@ rejected name into a comment so that one odd NIC does not stop a fabric-wide che
 A safe procedure (:class:`NicFixes`): a setting that toggles the port's link (a PFC change: mlx5's
 ``setpfc`` calls ``mlx5_toggle_port_link`` when the bitmap changes, bnxt_en re-negotiates; a receive-buffer
 change, which also moves mlx5 to driver-owned buffers) is preceded by draining the node in the scheduler
-(``scontrol update nodename=<host> state=drain reason=...``, then a wait until Slurm reports it
+(``scontrol update NodeName=<host> State=DRAIN Reason=...``, then a wait until Slurm reports it
 ``drained``) and followed by resuming it. Where the NIC's DCBX is firmware controlled (``mlnx_qos``
 "DCBX mode: Firmware controlled", when the bundle carries it) the switch's DCBX TLVs override what the OS
 sets, so the fix says so and first hands DCBX to the OS (``mlnx_qos -d os``), or names the switch-side /
@@ -22,6 +22,7 @@ firmware setting where the stack has no runtime switch.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,6 +31,7 @@ from unifab.errors import UsageError
 from unifab.model import Fix, Nic
 from unifab.render import host_script as hs
 from unifab.render import nic_bnxt, nic_mlx5
+from unifab.render.scheduler import drain_argvs, resume_argvs
 
 __all__ = [
     "BNXT",
@@ -279,14 +281,18 @@ def dcbx_of(nic: Nic) -> str | None:
 
 
 def drained(host: str, why: str, commands: Commands) -> Commands:
-    """``commands`` between draining ``host`` in Slurm (and waiting until no job runs there) and resuming it."""
+    """``commands`` between draining ``host`` in Slurm (and waiting until no job runs there) and resuming it.
+
+    The drain and resume lines come from :mod:`unifab.render.scheduler`, the one builder the change waves and
+    the health actions use too; only the wait is this script's own.
+    """
     node = hs.q(hs.host_name(host))
     return (
         _comment(f"{why}: drain {host} first (running jobs finish), change it, then resume it"),
-        f"scontrol update nodename={node} state=drain reason={hs.q('unifab: ' + why)}",
+        *(shlex.join(argv) for argv in drain_argvs("slurm", [host], f"unifab: {why}")),
         f"until sinfo -h -n {node} -o %T | grep -q '^drained'; do sleep 10; done",
         *commands,
-        f"scontrol update nodename={node} state=resume",
+        *(shlex.join(argv) for argv in resume_argvs("slurm", [host])),
     )
 
 

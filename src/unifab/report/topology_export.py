@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from unifab.checks.topology_common import leaf_rail, nic_rail
 from unifab.errors import UsageError
 from unifab.model import Endpoint, Fabric
+from unifab.parse.sched.hostlist import compress
 from unifab.render.host_script import host_name
 
 __all__ = [
@@ -85,41 +86,8 @@ class Tree:
 
 
 def hostlist(names: Iterable[str]) -> str:
-    """Slurm's compressed host list: ``gpu[001-003,007],login1``.
-
-    Names with one prefix share a bracket: zero-padded numbers only with numbers of their width (``a01`` and
-    ``a001`` are different hosts), unpadded numbers all together (``gpu[1-2,10]``).
-    """
-    groups: dict[tuple[str, int], list[int]] = defaultdict(list)
-    plain: list[str] = []
-    for name in sorted(set(names)):
-        m = _NUMBERED.match(name)
-        if m is None:
-            plain.append(name)
-        else:
-            digits = m.group(2)
-            width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0  # 0: not zero-padded
-            groups[(m.group(1), width)].append(int(digits))
-    parts = list(plain)
-    for (prefix, width), numbers in sorted(groups.items()):
-        numbers.sort()
-        ranges = list(_ranges(numbers))
-        if len(numbers) == 1:
-            parts.append(f"{prefix}{numbers[0]:0{width}d}")
-            continue
-        body = ",".join(f"{a:0{width}d}" if a == b else f"{a:0{width}d}-{b:0{width}d}" for a, b in ranges)
-        parts.append(f"{prefix}[{body}]")
-    return ",".join(sorted(parts))
-
-
-def _ranges(numbers: list[int]) -> Iterator[tuple[int, int]]:
-    start = prev = numbers[0]
-    for n in numbers[1:]:
-        if n != prev + 1:
-            yield start, prev
-            start = n
-        prev = n
-    yield start, prev
+    """Slurm's compressed, sorted host list (``gpu[001-003,007],login1``), as ``scontrol show hostlistsorted``."""
+    return compress(names, sort=True)
 
 
 def _checked(kind: str, name: str, refused: list[str]) -> bool:

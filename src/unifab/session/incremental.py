@@ -33,6 +33,7 @@ import orjson
 
 from unifab import layout
 from unifab.checks.context import Baseline, CheckContext, NicLink, PortLink, intent_baseline
+from unifab.checks.memo import run_scope
 from unifab.checks.registry import CheckSpec, registry
 from unifab.collect.bundle import (
     BUNDLE_DIRS,
@@ -298,7 +299,8 @@ class Session:
         # The counters mirror the majority baseline; when the context builds it otherwise (an intent file),
         # every change takes the full path instead of trusting them.
         self._counted = self._baseline_now() == self._ctx.baseline
-        self._by_spec = {spec_id: _run(spec, self._ctx) for spec_id, spec in self.specs.items()}
+        with run_scope():
+            self._by_spec = {spec_id: _run(spec, self._ctx) for spec_id, spec in self.specs.items()}
         self.findings = self._assemble()
 
     def _baseline_now(self) -> Baseline | None:
@@ -461,35 +463,36 @@ class Session:
         new_probe = Probe(self.fabric, kind, name, tuple(new_links), tuple(found), self._ctx.baseline)
         touched = set(affected)
         switches = sorted({r.port.switch for r in new_nic})
-        for spec_id, spec in self.specs.items():
-            scope = scope_of(spec_id)
-            if spec_id in old_keys and KEYS[spec_id](new_probe) != old_keys[spec_id]:
-                self._rerun_whole(spec, diff)
-            elif scope is Scope.LINK:
-                self._rerun(spec, sub, touched, diff)
-            elif scope in (Scope.SWITCH, Scope.TIERS):
-                ids = sorted({lid for s in switches for lid in self._switch_nic_links.get(s, [])})
-                group = tuple(r for lid in ids if isinstance(r := self._resolved[lid], NicLink))
-                self._rerun(spec, dataclasses.replace(sub, nic_links=group, port_links=()), set(ids), diff)
-            elif scope is Scope.PER_SWITCH:
-                if kind == SWITCH:
-                    self._rerun_switch(spec, name, diff)
-            elif scope is Scope.JOBS:
-                self._rerun_jobs(spec, kind, name, diff)
-            elif scope is Scope.HOST:
-                if kind == HOST:
-                    self._rerun_host(spec, name, old_obj, diff)
-            elif scope is Scope.UPLINKS:
-                if kind == SWITCH and uplinks_key(self.fabric, name) != old_uplinks:
+        with run_scope():  # the cabling checks share one diff of the whole fabric
+            for spec_id, spec in self.specs.items():
+                scope = scope_of(spec_id)
+                if spec_id in old_keys and KEYS[spec_id](new_probe) != old_keys[spec_id]:
                     self._rerun_whole(spec, diff)
-            elif scope is Scope.CABLING:
-                if cabling_key(self.fabric, kind, name, ends) != old_cabling:
+                elif scope is Scope.LINK:
+                    self._rerun(spec, sub, touched, diff)
+                elif scope in (Scope.SWITCH, Scope.TIERS):
+                    ids = sorted({lid for s in switches for lid in self._switch_nic_links.get(s, [])})
+                    group = tuple(r for lid in ids if isinstance(r := self._resolved[lid], NicLink))
+                    self._rerun(spec, dataclasses.replace(sub, nic_links=group, port_links=()), set(ids), diff)
+                elif scope is Scope.PER_SWITCH:
+                    if kind == SWITCH:
+                        self._rerun_switch(spec, name, diff)
+                elif scope is Scope.JOBS:
+                    self._rerun_jobs(spec, kind, name, diff)
+                elif scope is Scope.HOST:
+                    if kind == HOST:
+                        self._rerun_host(spec, name, old_obj, diff)
+                elif scope is Scope.UPLINKS:
+                    if kind == SWITCH and uplinks_key(self.fabric, name) != old_uplinks:
+                        self._rerun_whole(spec, diff)
+                elif scope is Scope.CABLING:
+                    if cabling_key(self.fabric, kind, name, ends) != old_cabling:
+                        self._rerun_whole(spec, diff)
+                elif scope is Scope.DEGRADED:
+                    if degraded_key(new_links) != old_degraded:
+                        self._rerun_whole(spec, diff)
+                elif scope is not Scope.KEYED:  # KEYED: its projection did not move, its findings stand
                     self._rerun_whole(spec, diff)
-            elif scope is Scope.DEGRADED:
-                if degraded_key(new_links) != old_degraded:
-                    self._rerun_whole(spec, diff)
-            elif scope is not Scope.KEYED:  # KEYED: its projection did not move, its findings stand
-                self._rerun_whole(spec, diff)
         self.findings = self._assemble()
         return "incremental"
 
