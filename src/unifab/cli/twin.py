@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,6 +55,21 @@ def twin_generate(
             ),
         ),
     ] = 0,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Slurm jobs sharing the hosts, in contiguous blocks (default: one job per 8 hosts).",
+        ),
+    ] = None,
+    duration: Annotated[
+        str | None,
+        typer.Option(
+            metavar="<span>",
+            help="Span of the --faults timelines: 90m, 2h, 3600s or seconds, 10m to 24h (default 1h; an"
+            " InfiniBand twin's perfquery rounds: 30m).",
+        ),
+    ] = None,
     telemetry: Annotated[
         str,
         typer.Option(
@@ -78,6 +94,8 @@ def twin_generate(
     Example: unifab twin generate --gpus 256 --out ./b6 --version-skew 3   (then: unifab fleet versions ./b6)
 
     Example: unifab twin generate --gpus 128 --out ./b7 --faults 3 --switch-os eos --telemetry rounds
+
+    Example: unifab twin generate --gpus 512 --out ./b8 --faults 5 --jobs 12 --duration 2h   (then: unifab jobs ./b8)
     """
     from unifab.errors import UnifabError
     from unifab.twin.cluster import device_count
@@ -88,6 +106,7 @@ def twin_generate(
         fail(f"--telemetry {telemetry!r}: expected openmetrics, rounds or both")
     if telemetry != "openmetrics" and not faults:
         fail(f"--telemetry {telemetry}: only with --faults (there is no telemetry to write)")
+    duration_s = None if duration is None else _span_s(duration)
     telemetry_dir = out / "telemetry"
     before = set(telemetry_dir.glob("*.om")) if telemetry_dir.is_dir() else set()
     try:
@@ -106,6 +125,8 @@ def twin_generate(
                 faults=faults,
                 fabric=fabric,
                 version_skew=version_skew,
+                jobs=jobs,
+                duration_s=duration_s,
             )
         if telemetry != "openmetrics":
             from unifab.twin.telemetry_rounds import write_rounds
@@ -124,6 +145,23 @@ def twin_generate(
         + (f", {_fault_places(result.truth['faults'], telemetry)}" if faults else "")
         + "".join(f"\nskipped {s['scenario']}: {s['why']}" for s in skipped)
     )
+
+
+_SPAN_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _span_s(text: str) -> float:
+    """``90m``, ``2h``, ``3600s`` or ``3600`` (seconds) as seconds; anything else is a usage error (exit 2)."""
+    value = text.strip().lower()
+    unit = _SPAN_UNITS.get(value[-1:]) if value else None
+    number = value[:-1] if unit is not None else value
+    try:
+        seconds = float(number) * (unit or 1.0)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds):
+        fail(f"--duration {text!r}: expected a span such as 90m, 2h, 3600s or 3600 (seconds)")
+    return seconds  # its range is judged by generate()
 
 
 def _fault_places(faults: list[dict[str, Any]], telemetry: str) -> str:

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from unifab.errors import UsageError
 from unifab.platforms import platform
 
 if TYPE_CHECKING:
@@ -257,16 +258,19 @@ def device_count(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS) -> int:
     return n_hosts + math.ceil(n_hosts / su_hosts) * RAILS + SPINES_PER_FABRIC
 
 
-def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic") -> Cluster:
+def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic", jobs: int | None = None) -> Cluster:
     """A clean cluster of ``ceil(gpus / 8)`` hosts, cabled rail by rail.
 
     ``switch_os`` is the OS of every switch (``sonic``, ``eos``, ``nvue``), or ``mixed``: leaves and
     spines each cycle through sonic, eos, nvue by their 1-based index (leaf 1 and spine01 SONiC,
-    leaf 2 and spine02 EOS, leaf 3 and spine03 NVUE, ...).
+    leaf 2 and spine02 EOS, leaf 3 and spine03 NVUE, ...). ``jobs``: how many Slurm jobs share the hosts
+    (default one per :data:`JOB_HOSTS` hosts); from 1 to the number of hosts.
     """
     if switch_os not in (*OSES, "mixed"):
         raise ValueError(f"switch_os must be one of sonic, eos, nvue, mixed; got {switch_os!r}")
     n_hosts = max(1, math.ceil(gpus / GPUS_PER_HOST))
+    if jobs is not None and not 1 <= jobs <= n_hosts:
+        raise UsageError(f"--jobs {jobs}: expected 1 to {n_hosts} (one host or more per job, {n_hosts} hosts)")
     width = max(3, len(str(n_hosts)))
     n_su = math.ceil(n_hosts / su_hosts)
     switches: dict[str, TwinSwitch] = {}
@@ -301,9 +305,16 @@ def build(gpus: int, su_hosts: int = DEFAULT_SU_HOSTS, switch_os: str = "sonic")
             spine.ports[spine_port] = TwinPort(spine_port, leaf.name, leaf_port, cable_m=SPINE_CABLE_M)
     for spine in spines:
         switches[spine.name] = spine
-    names = list(hosts)
-    jobs = [
-        TwinJob(1001 + i, f"pretrain-{i + 1}", names[start : start + JOB_HOSTS], job_env())
-        for i, start in enumerate(range(0, len(names), JOB_HOSTS))
-    ]
-    return Cluster(hosts, switches, su_hosts, jobs)
+    return Cluster(hosts, switches, su_hosts, _jobs(list(hosts), jobs))
+
+
+def _jobs(names: list[str], count: int | None) -> list[TwinJob]:
+    """One job per :data:`JOB_HOSTS` hosts; with ``count``, that many jobs over every host in contiguous blocks
+    (the first ``len(names) % count`` one host larger), as a scheduler packing whole nodes would place them."""
+    if count is None:
+        blocks = [names[start : start + JOB_HOSTS] for start in range(0, len(names), JOB_HOSTS)]
+    else:
+        size, larger = divmod(len(names), count)
+        bounds = [i * size + min(i, larger) for i in range(count + 1)]
+        blocks = [names[bounds[i] : bounds[i + 1]] for i in range(count)]
+    return [TwinJob(1001 + i, f"pretrain-{i + 1}", block, job_env()) for i, block in enumerate(blocks)]

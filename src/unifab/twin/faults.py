@@ -36,9 +36,20 @@ from unifab.twin import faults_extra, ib_faults
 from unifab.twin.files import write_text
 from unifab.twin.scheduler_files import START_EPOCH
 
-__all__ = ["FAULT_KINDS", "TELEMETRY_START", "write_faults"]
+__all__ = [
+    "DEFAULT_DURATION_S",
+    "FAULT_KINDS",
+    "MAX_DURATION_S",
+    "MIN_DURATION_S",
+    "TELEMETRY_START",
+    "check_duration",
+    "write_faults",
+]
 
 TELEMETRY_START = START_EPOCH + 3600  # an hour after the twin's jobs started
+DEFAULT_DURATION_S = 3600.0  # the timelines' span; an InfiniBand twin's perfquery rounds span ib_faults.ROUNDS
+MIN_DURATION_S = 600.0  # room for a fault to start after the baseline and be seen over several samples
+MAX_DURATION_S = 86400.0  # a day: 2,881 samples per series at the 30 s step
 FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", *faults_extra.KINDS)
 PRIO = "3"  # the RoCE priority the twin's QoS makes lossless
 _RDMA = {
@@ -315,26 +326,37 @@ class _Injector:
         faults_extra.noise(self)
 
 
+def check_duration(duration_s: float) -> None:
+    """A :class:`~unifab.errors.UsageError` for a timeline span outside 10 minutes to a day."""
+    if not MIN_DURATION_S <= duration_s <= MAX_DURATION_S:  # also false for nan
+        raise UsageError(
+            f"--duration {duration_s:g}s: expected {MIN_DURATION_S:g}s to {MAX_DURATION_S:g}s (10 minutes to a day)"
+        )
+
+
 def write_faults(
     bundle: Path,
     n_faults: int,
     seed: int = 0,
     *,
     start: float = TELEMETRY_START,
-    duration_s: float = 3600.0,
+    duration_s: float | None = None,
     step_s: float = 30.0,
     progress: Callable[[int], None] | None = None,
     kinds: Sequence[str] = FAULT_KINDS,
 ) -> list[dict[str, Any]]:
     """Write ``telemetry/<device>.om`` for every device with a link, with ``n_faults`` faults (kinds cycled in
     ``kinds`` order, default :data:`FAULT_KINDS`; places and times from ``seed``) and noise; record them in
-    ``truth.json``.
+    ``truth.json``. ``duration_s``: the span of the timelines (default :data:`DEFAULT_DURATION_S`; an InfiniBand
+    fabric's perfquery rounds, a minute apart, default to ``ib_faults.ROUNDS`` of them).
 
-    Returns the faults' truth entries. Raises :class:`~unifab.errors.UsageError` for a bundle without links, or
-    one too small to hold the faults apart.
+    Returns the faults' truth entries. Raises :class:`~unifab.errors.UsageError` for a bundle without links, one
+    too small to hold the faults apart, or a duration outside :data:`MIN_DURATION_S` to :data:`MAX_DURATION_S`.
     """
     if n_faults < 0:
         raise UsageError(f"--faults {n_faults}: expected 0 or more")
+    if duration_s is not None:
+        check_duration(duration_s)
     unknown = sorted(set(kinds) - set(FAULT_KINDS))
     if unknown or not kinds:
         raise UsageError(f"fault kinds {unknown or '(none)'}: expected some of {', '.join(FAULT_KINDS)}")
@@ -342,7 +364,10 @@ def write_faults(
     if not fabric.links:
         raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
     if ib_faults.all_ib(fabric):  # an InfiniBand fabric: its counters are perfquery rounds (ib/perfquery/)
-        return ib_faults.write_ib_bundle(bundle, fabric, n_faults, seed, start)
+        rounds = ib_faults.ROUNDS if duration_s is None else int(duration_s // ib_faults.STEP_S) + 1
+        return ib_faults.write_ib_bundle(bundle, fabric, n_faults, seed, start, rounds)
+    if duration_s is None:
+        duration_s = DEFAULT_DURATION_S
     if ib_faults.mixed(fabric):  # the Ethernet part's telemetry (this function once more), the IB silo's rounds
 
         def ethernet(n: int) -> list[dict[str, Any]]:

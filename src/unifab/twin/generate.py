@@ -54,6 +54,8 @@ def generate(
     faults: int = 0,
     fabric: str = "roce",
     version_skew: int = 0,
+    jobs: int | None = None,
+    duration_s: float | None = None,
 ) -> TwinResult:
     """``switch_os``: every switch runs ``sonic``, ``eos`` or ``nvue``; ``mixed`` cycles them by index.
 
@@ -64,6 +66,8 @@ def generate(
     :mod:`unifab.twin.ib_cluster`; the ``ib-*`` scenarios need ``ib`` or ``mixed``, the others a RoCE backend.
     ``version_skew``: that many devices on an older NIC firmware, driver or switch OS than the rest of their group
     (:func:`unifab.twin.version_skew.apply_version_skew`; FLEET-* in truth.json).
+    ``jobs``: how many Slurm jobs share the hosts (default one per 8 hosts, :func:`unifab.twin.cluster.build`).
+    ``duration_s``: the span of the ``faults`` timelines (only with ``faults``; default an hour).
     """
     check_gpus(gpus)
     if switch_os not in SWITCH_OSES:
@@ -73,9 +77,15 @@ def generate(
     if nic_driver not in NIC_DRIVERS:
         raise UsageError(f"unknown NIC driver {nic_driver!r}; expected one of {', '.join(NIC_DRIVERS)}")
     check_fabric(fabric, scenarios, SCENARIOS)
+    if duration_s is not None:
+        if not faults:
+            raise UsageError("--duration: only with --faults (it is the span of the faults' timelines)")
+        from unifab.twin.faults import check_duration
+
+        check_duration(duration_s)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"output path {out} exists and is not an empty directory")
-    cluster = build(gpus, su_hosts, switch_os)
+    cluster = build(gpus, su_hosts, switch_os, jobs)
     apply_nic_variants(cluster, nic_vendor, nic_driver)
     make_ib(cluster, fabric)
     rng = random.Random(seed)
@@ -104,6 +114,8 @@ def generate(
             "nic_vendor": nic_vendor,
             "nic_driver": nic_driver,
             **({"fabric": fabric} if fabric != "roce" else {}),
+            **({"jobs": jobs} if jobs is not None else {}),
+            **({"duration_s": duration_s} if duration_s is not None else {}),
         },
         "misconfigurations": misconfigurations,
         "skipped": picker.skipped,
@@ -122,7 +134,7 @@ def generate(
         if faults:
             from unifab.twin.faults import write_faults
 
-            write_faults(staging, faults, seed)  # adds "faults" and "telemetry" to truth.json
+            write_faults(staging, faults, seed, duration_s=duration_s)  # adds "faults" and "telemetry" to truth.json
             truth = orjson.loads((staging / layout.TRUTH).read_bytes())
         _move_into_place(staging, out)
     except BaseException:

@@ -279,20 +279,22 @@ def _values(port: _Port) -> list[dict[str, int]]:
     return out
 
 
-def write_ib_faults(bundle: Path, fabric: Fabric, n_faults: int, seed: int, start: float) -> list[dict[str, Any]]:
+def write_ib_faults(
+    bundle: Path, fabric: Fabric, n_faults: int, seed: int, start: float, rounds: int = ROUNDS
+) -> list[dict[str, Any]]:
     """``ib/perfquery/<t>.txt`` rounds of every IB link of ``fabric`` with ``n_faults`` faults (kinds cycled in
     :data:`IB_FAULT_KINDS` order) and noise; returns the faults' truth entries (fewer than ``n_faults`` when the fabric
     has no free place for one: :func:`write_ib_bundle` says so)."""
     rng = random.Random(seed)
-    rounds = _Rounds(fabric, ib_links(fabric), rng, start)
+    timeline = _Rounds(fabric, ib_links(fabric), rng, start, rounds)
     faults: list[dict[str, Any]] = []
     for i in range(n_faults):
-        entry = rounds.fault(IB_FAULT_KINDS[i % len(IB_FAULT_KINDS)])
+        entry = timeline.fault(IB_FAULT_KINDS[i % len(IB_FAULT_KINDS)])
         if entry is None:
             break
         faults.append(entry)
-    rounds.noise()
-    rounds.write(bundle)
+    timeline.noise()
+    timeline.write(bundle)
     return faults
 
 
@@ -388,15 +390,17 @@ def _telemetry(start: float, rounds: int, seed: int) -> dict[str, Any]:
     return {"start": _iso(start), "step_s": STEP_S, "samples": rounds, "seed": seed, "format": "perfquery"}
 
 
-def write_ib_bundle(bundle: Path, fabric: Fabric, n_faults: int, seed: int, start: float) -> list[dict[str, Any]]:
+def write_ib_bundle(
+    bundle: Path, fabric: Fabric, n_faults: int, seed: int, start: float, rounds: int = ROUNDS
+) -> list[dict[str, Any]]:
     """:func:`write_ib_faults`, then ``truth.json``'s ``faults`` and ``telemetry`` (as write_faults records
     them). Raises :class:`~unifab.errors.UsageError` when the fabric cannot hold the faults apart."""
-    faults = write_ib_faults(bundle, fabric, n_faults, seed, start)
+    faults = write_ib_faults(bundle, fabric, n_faults, seed, start, rounds)
     if len(faults) < n_faults:
         raise UsageError(f"{bundle}: too small for {n_faults} InfiniBand faults that share no host or link")
     path = bundle / layout.TRUTH
     truth: dict[str, Any] = orjson.loads(path.read_bytes()) if path.is_file() else {}
     truth["faults"] = faults
-    truth["telemetry"] = _telemetry(start, ROUNDS, seed)
+    truth["telemetry"] = _telemetry(start, rounds, seed)
     path.write_bytes(orjson.dumps(truth, option=orjson.OPT_INDENT_2) + b"\n")
     return faults
