@@ -240,3 +240,21 @@ def test_the_preview_may_not_overwrite_its_bundle(tmp_path: Path) -> None:
         assert result.exit_code == 2, target
         assert "unifab: error:" in result.stderr
     assert sorted(p.relative_to(bundle) for p in bundle.rglob("*")) == before
+
+
+def test_notes_say_why_a_port_runs_below_the_intent_in_json_and_in_the_table(tmp_path: Path) -> None:
+    """A SONiC leaf's uplink to an EOS spine renders 9214 (EOS's maximum), not the preset's 9216: the device row
+    carries the note, and the table prints it under the device."""
+    bundle = tmp_path / "b"
+    write_bundle(build(16, switch_os="mixed"), bundle)
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text("preset: nvidia-spectrum-x\n")
+    argv = ["render", str(intent), "--bundle", str(bundle), "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, [*argv, "--format", "json"])
+    noted = {d["device"]: d["notes"] for d in json.loads(result.stdout)["devices"] if d["notes"]}
+    assert noted and all(n.endswith("both ends of the link are set to 9214") for ns in noted.values() for n in ns)
+    assert all(d.startswith("leaf") or d.startswith("spine") for d in noted)
+    shutil.rmtree(tmp_path / "out")
+    table = runner.invoke(app, [*argv, "--format", "table", "--all"])
+    device, notes = next(iter(noted.items()))
+    assert f"note: {device}: {notes[0]}" in " ".join(table.stdout.split()), table.stdout

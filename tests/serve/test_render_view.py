@@ -30,6 +30,7 @@ def test_a_cached_plan_per_state_and_intent(small_twin: Path) -> None:
     assert [r["device"] for r in rows] == [d.name for d in made.devices[:5]] and cursor
     rest, end = device_rows(made, devices=[], changed_only=False, cursor=cursor, limit=500)
     assert [r["device"] for r in rows + rest] == [d.name for d in made.devices] and end is None
+    assert [r["notes"] for r in rows + rest] == [d.notes for d in made.devices]  # why a value is not the intent's
     changed, _ = device_rows(made, devices=[], changed_only=True, cursor=None, limit=500)
     assert [r["device"] for r in changed] == [d.name for d in made.devices if changed_lines(d.diff) or d.error]
     one, _ = device_rows(made, devices=["host:gpu002", "spine01"], changed_only=False, cursor=None, limit=9)

@@ -140,6 +140,7 @@ def _report(fp: FabricPlan, out: Path | None, preview: Path | None, fmt: OutputF
             "files": sorted(d.outputs),
             "changed_lines": _changed_lines(d.diff),
             "error": d.error,
+            "notes": list(d.notes),  # why a rendered value is not the intent's (a platform's lower MTU)
         }
         for d in fp.devices
     ]
@@ -177,6 +178,9 @@ def _report(fp: FabricPlan, out: Path | None, preview: Path | None, fmt: OutputF
         stdout.print(table)
     else:
         stdout.print(cell(where))
+    for r in shown:
+        for note in r["notes"]:
+            stdout.print(f"note: {cell(r['device'])}: {cell(note)}")
     changed = len(rows) - unchanged
     stdout.print(
         f"changes on {plural(changed, 'device')}; {plural(unchanged, 'device')} already match the intent"

@@ -159,6 +159,7 @@ class RenderedDevice(TypedDict):
     files: list[str]
     changed_lines: int
     error: str | None
+    notes: list[str]  # why a rendered value is not the intent's (a platform's lower MTU on a port and its peer)
     outputs: dict[str, str]  # file name -> rendered text
     diff: str  # unified diff of the device's files, current -> once applied
 

@@ -5,7 +5,7 @@ on disk, so the server writes its current bundle (the parts uploads delivered) t
 directory, renders, and keeps the :class:`~unifab.api.FabricPlan` for that intent and that state of the
 fabric (a few of them, newest first): paging through the devices of one render costs one render.
 
-A device row is the one ``unifab render --format json`` prints (kind, device, os, files, changed_lines,
+A device row is the one ``unifab render --format json`` prints (kind, device, os, files, changed_lines, notes,
 error), with the rendered files' text (``outputs``) and the unified diff (``diff``) added.
 """
 
@@ -120,6 +120,7 @@ def device_rows(
                 "files": sorted(d.outputs),
                 "changed_lines": lines,
                 "error": d.error,
+                "notes": list(d.notes),
                 "outputs": dict(sorted(d.outputs.items())),
                 "diff": d.diff,
             }
