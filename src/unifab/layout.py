@@ -15,6 +15,7 @@ __all__ = [
     "CABLING_CSV",
     "COLLECT_JSON",
     "COLLECT_MANIFEST",
+    "DCGM_DIR",
     "DMESG",
     "ETHTOOL_A_DIR",
     "ETHTOOL_M_DIR",
@@ -80,6 +81,7 @@ TELEMETRY_DIR = "telemetry"  # <device>.om: OpenMetrics counter samples with tim
 TELEMETRY_SUFFIX = ".om"
 KERNEL_LOG_DIR = "telemetry/kernel"  # <host>.log: `journalctl -k -o short-iso` (Xid events with wall-clock times)
 NCCL_LOG_DIR = "telemetry/nccl"  # <job or rank>.log: NCCL_DEBUG=INFO|WARN output (completion errors, NCCL version)
+DCGM_DIR = "telemetry/dcgm"  # <host>.om: dcgm-exporter scrapes with timestamps (DCGM_FI_DEV_XID_ERRORS: Xid events)
 LOG_SUFFIX = ".log"
 BUNDLE_DIRS = (HOSTS, SWITCHES, PLAN_DIR, IB_DIR)  # a bundle has at least one of these
 WATCHED = (HOSTS, SWITCHES, PLAN_DIR, SCHEDULER, IB_DIR, INTENT)  # what a change to means a re-check

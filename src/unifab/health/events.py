@@ -7,6 +7,10 @@
   ``hosts/<host>/cmd/dmesg.txt`` (plain ``dmesg``: the time of an event is known only when the log prints a
   wall-clock stamp);
 * ``telemetry/nccl/*.log``: ``NCCL_DEBUG=INFO|WARN`` output of jobs (:mod:`unifab.parse.host.nccl_debug`);
+* ``telemetry/dcgm/*.om``: dcgm-exporter scrapes with timestamps. ``DCGM_FI_DEV_XID_ERRORS`` is a gauge holding
+  the last Xid a GPU raised (0 for none), so each change to a non-zero value is one Xid event, at the sample's
+  time; the GPU is its ``pci_bus_id`` label (dcgm-exporter 3.3 and later), else its ``UUID`` or ``gpu`` index
+  matched to ``nvidia-smi`` on the host its ``Hostname`` label names;
 * ``hosts/<host>/cmd/ethtool-m/<netdev>.txt`` of every NIC of the Fabric (:mod:`unifab.parse.host.ethtool_module`).
 
 A file that cannot be read or parsed is one problem (file, line, what was expected); the rest is read.
@@ -21,6 +25,8 @@ from datetime import UTC, datetime
 
 from unifab import layout
 from unifab.errors import ParseError
+from unifab.health.openmetrics import Sample
+from unifab.health.openmetrics import parse as parse_openmetrics
 from unifab.model import Fabric
 from unifab.parse.host import ethtool_module, nccl_debug, xid
 from unifab.sources import SourcePath
@@ -127,6 +133,64 @@ def _logs(root: SourcePath, directory: str) -> list[SourcePath]:
     return sorted(p for p in base.walk_files() if p.name.endswith(layout.LOG_SUFFIX))
 
 
+DCGM_XID = "DCGM_FI_DEV_XID_ERRORS"
+_DCGM_HOST_LABELS = ("Hostname", "hostname", "host", "instance")
+# labels that change with the value (dcgm-exporter 4 names the Xid in err_code/err_msg) or split one GPU (MIG)
+_DCGM_VALUE_LABELS = frozenset({"err_code", "err_msg", "GPU_I_ID", "GPU_I_PROFILE"})
+
+
+def _label(sample: Sample, *names: str) -> str | None:
+    found = dict(sample.labels)
+    return next((found[n] for n in names if found.get(n)), None)
+
+
+def _dcgm_gpu(sample: Sample, fabric: Fabric, host: str) -> str | None:
+    """The GPU's normalized PCI address: its ``pci_bus_id`` label, else nvidia-smi's for its UUID or index."""
+    pci = _label(sample, "pci_bus_id")
+    if pci:
+        return xid.normalize_pci(f"PCI:{pci}")
+    known = fabric.hosts.get(host)
+    uuid, index = _label(sample, "UUID", "uuid"), _label(sample, "gpu")
+    for gpu in known.gpus.values() if known is not None else ():
+        if (uuid and gpu.uuid == uuid) or (not uuid and index is not None and str(gpu.index) == index):
+            return xid.normalize_pci(f"PCI:{gpu.pci_bus_id}") if gpu.pci_bus_id else None
+    return None
+
+
+def _dcgm(store: EventStore, text: str, where: str, fabric: Fabric) -> None:
+    """Xid events from the DCGM_FI_DEV_XID_ERRORS gauge: one per change to a non-zero value, per GPU."""
+    try:
+        samples = parse_openmetrics(text, where)
+    except ParseError as exc:
+        store.problems.append(str(exc))
+        return
+    last: dict[tuple[tuple[str, str], ...], float] = {}
+    unplaced: set[str] = set()
+    for sample in sorted((s for s in samples if s.name == DCGM_XID), key=lambda s: s.timestamp or 0.0):
+        gpu_key = tuple(kv for kv in sample.labels if kv[0] not in _DCGM_VALUE_LABELS)  # one series per GPU
+        before, last[gpu_key] = last.get(gpu_key, 0.0), sample.value
+        if sample.value == before or not sample.value or not float(sample.value).is_integer():
+            continue
+        host = _label(sample, *_DCGM_HOST_LABELS)
+        host = host.rsplit(":", 1)[0] if host and host.rsplit(":", 1)[-1].isdigit() else host  # instance host:port
+        if host is not None and host not in fabric.hosts and host.split(".", 1)[0] in fabric.hosts:
+            host = host.split(".", 1)[0]
+        pci = _dcgm_gpu(sample, fabric, host) if host is not None else None
+        if host is None or pci is None:
+            unplaced.add(f"{where}: {DCGM_XID} of gpu {_label(sample, 'gpu') or '?'} on {host or 'no Hostname'}")
+            continue
+        code = int(sample.value)
+        message = _label(sample, "err_msg") or f"{DCGM_XID} {code}"
+        event = xid.XidEvent(0, sample.timestamp, host, pci, code, None, None, message)
+        store.xids.append(
+            XidRecord(host, event, sample.timestamp, f"{where} ({DCGM_XID}, gpu {_label(sample, 'gpu')})")
+        )
+    store.problems.extend(
+        f"{u}: no host or GPU of the bundle (expected a Hostname and a pci_bus_id, UUID or gpu label naming one)"
+        for u in sorted(unplaced)
+    )
+
+
 def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> EventStore:
     """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times)."""
     store = EventStore()
@@ -159,4 +223,11 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> Ev
             store.problems.append(str(exc))
             continue
         store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
+    dcgm = root / layout.DCGM_DIR
+    for path in (
+        sorted(p for p in dcgm.walk_files() if p.name.endswith(layout.TELEMETRY_SUFFIX)) if dcgm.is_dir() else ()
+    ):
+        where = f"{layout.DCGM_DIR}/{path.relative_to(dcgm)}"
+        if (text := _read(path, store, where)) is not None:
+            _dcgm(store, text, where, fabric)
     return store

@@ -294,6 +294,8 @@ def read_bundle(root: SourcePath, fabric: Fabric) -> SeriesStore:
         if not path.name.endswith(layout.TELEMETRY_SUFFIX):
             continue
         where = f"{layout.TELEMETRY_DIR}/{path.relative_to(directory)}"
+        if where.startswith(layout.DCGM_DIR + "/"):  # GPU events, read by health.events (no NIC or port counter)
+            continue
         try:
             samples = parse(path.read_text(), where)
         except (ParseError, OSError, UnicodeDecodeError) as exc:
