@@ -32,7 +32,9 @@ Every link starts with an unindented header, then indented lines::
   or is admin down and says ``NO-CARRIER``; ``None`` when the flags cannot tell (admin down, nothing said).
 
 With a :class:`~unifab.errors.ParseProblems` collector a link header that cannot be read costs that link
-(its indented lines are skipped with it); a text with no link read raises.
+(its indented lines are skipped with it); an indented line that does not start with a keyword or a number is
+named and skipped with the indented lines after it (it may be a garbled header, whose lines must not be read
+into the link above); a text with no link read raises.
 
 Captures glued from several hosts (interface indexes restarting) are read as one list in file order;
 names are not checked for uniqueness here. Indentation is not fixed (some captures use 3 spaces).
@@ -68,6 +70,9 @@ LINK_KINDS = frozenset(
 _DOWN_STATES = frozenset({"DOWN", "LOWERLAYERDOWN", "NOTPRESENT", "DORMANT", "TESTING"})
 _LINK_KIND = {"loopback": "loopback", "ether": "ethernet", "infiniband": "infiniband"}
 _EXPECTED_HEADER = "`<index>: <ifname>: <FLAGS> mtu <n> ...` (ip link / ip address output)"
+# An indented line starts with a keyword or a number (``link/ether``, ``inet6``, ``RX:``, ``-s`` counters).
+_DETAIL_WORD = re.compile(r"\w[\w/.:@-]*")
+_EXPECTED_DETAIL = f"an indented `<keyword> ...` line of the link above, or {_EXPECTED_HEADER}"
 
 
 @dataclass(slots=True)
@@ -166,7 +171,12 @@ def _drafts(lines: Sequence[str], source: str, first_line: int, problems: ParseP
             continue
         if not drafts:
             raise ParseError(source, f"expected {_EXPECTED_HEADER} before indented lines", line=number)
-        _detail(drafts[-1], line.split())
+        words = line.split()
+        if _DETAIL_WORD.fullmatch(words[0]) is None:  # garbage, maybe a garbled header: skip to the next one
+            log.add(_EXPECTED_DETAIL, f"line {number} and the indented lines after it", line=number)
+            skipping = True
+            continue
+        _detail(drafts[-1], words)
     if not drafts:
         if log.problems:
             raise log.problems[0].error()

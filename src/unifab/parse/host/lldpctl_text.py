@@ -43,8 +43,9 @@ prompt/command lines (``$ sudo lldpctl``, ``root@h1:~# lldpctl eth1``, ``#`` com
 autonegotiation, power, unknown TLVs.
 
 With a :class:`~unifab.errors.ParseProblems` collector a bad line costs the neighbour it belongs to (from
-its ``Interface:`` line to the next one; a bad ``TTL``/``MFS`` value that neighbour too), a bad
-unindented line the indented lines under it; the problem names the line. Text that is not this format
+its ``Interface:`` line to its separator; a bad ``TTL``/``MFS`` value that neighbour too), a bad
+unindented line, or an indented one where an ``Interface:`` line is due (after a separator), the indented lines
+under it; the problem names the line. Text that is not this format
 (no ``LLDP neighbors:`` header before the first interface), or whose every neighbour is bad, raises.
 """
 
@@ -258,6 +259,7 @@ def parse_details(
             continue
         if _SEPARATOR.fullmatch(stripped):
             r.continues = None
+            r.close()  # the neighbour ends here: an indented line after it is a garbled `Interface:` line
             continue
         if indent == 0:
             r.top(line, stripped, number)
@@ -265,6 +267,11 @@ def parse_details(
         if r.skipping:
             continue
         draft = r.draft
+        if draft is None and r.seen_header and not log.is_strict:
+            expected = f"expected `Interface:    <ifname>, via: ...` before indented lines, got {stripped[:60]!r}"
+            log.add(expected, f"line {number} and the indented lines under it", line=number)
+            r.skipping = True
+            continue
         try:
             r.indented(line, stripped, indent, number)
         except ParseError as exc:

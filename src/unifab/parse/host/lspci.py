@@ -243,6 +243,9 @@ def split_name(description: str, vendor_id: str | None) -> tuple[str | None, str
     return None, description
 
 
+_DETAIL_START = re.compile(r"[\w\[]")  # `Capabilities: ...`, `[PN] Part number: ...`, `TrErr- ...`
+
+
 class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -403,7 +406,8 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
 
     With ``problems`` a device block that cannot be read costs that device: one problem at its bad line, the
     rest of the block skipped, the other devices read. A block starts at a device line, or at the first line
-    after a blank one; a file whose every block is bad is still refused.
+    after a blank one (one indented there that starts with no word, number or ``[``, no detail of the device
+    above, is a garbled device line); a file whose every block is bad is still refused.
     """
     log = problems if problems is not None else ParseProblems.strict(source)
     parser = _Parser(source)
@@ -427,6 +431,9 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
         if block.bad:
             continue
         try:
+            if raw[0] in " \t" and len(parser.devices) == block.devices and not _DETAIL_START.match(stripped):
+                # garbage after a blank line, not a detail of the device above: a garbled device line
+                raise parser.fail(f"expected a device line '<bus>:<dev>.<fn> <class>: <name>', got {stripped[:40]!r}")
             if raw[0] in " \t":
                 following = ""
                 if stripped.startswith("LnkSta"):  # only LnkSta reads the next line (old pciutils wrap its flags)

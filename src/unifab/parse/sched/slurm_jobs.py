@@ -290,10 +290,14 @@ def _parse_json(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:
 # --- scontrol show job ----------------------------------------------------------------------------
 
 
+_WORD_START = re.compile(r"\w")
+
+
 def _records(
     lines: list[tuple[int, str]], lead: str, source: str, log: ParseProblems | None = None
 ) -> list[list[tuple[int, str]]]:
-    """Group lines into records: each starts with ``lead`` at column 0 (one line each with ``-o``).
+    """Group lines into records: each starts with ``lead`` at column 0 (one line each with ``-o``), its
+    continuation lines are indented and start with a word (``Key=Value``, ``NtasksPerTRES:0``).
 
     With a lenient ``log`` a line that is neither costs the record it falls in: the one it interrupts (the
     line before it is that record's and the record runs on past it), else a record of its own with the indented
@@ -307,9 +311,9 @@ def _records(
             records.append([(number, raw)])
         elif not raw.strip():
             pass
-        elif records and raw[:1] in " \t":
+        elif records and raw[:1] in " \t" and _WORD_START.match(raw.lstrip()):
             records[-1].append((number, raw))
-        else:
+        else:  # a stray line, or indented garbage (maybe a garbled record start): not the record above's
             error = ParseError(
                 source, f"expected a line starting with {lead!r} or an indented continuation", line=number
             )

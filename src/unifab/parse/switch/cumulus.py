@@ -35,7 +35,8 @@ zebra's ``Description`` or else ip's ``alias``. Output order is the ``ip`` part'
 zebra listed, in zebra's order. A name listed twice in one part is an error.
 
 With a :class:`~unifab.errors.ParseProblems` collector an interface whose zebra header line cannot be read
-is skipped with its indented lines, an ``ip`` link likewise (:mod:`unifab.parse.host.ip_link`), and a bad
+is skipped with its indented lines (an indented line starting with no word or number is named and skipped with
+the lines after it), an ``ip`` link likewise (:mod:`unifab.parse.host.ip_link`), and a bad
 LLDP neighbour entry costs that neighbour; a capture with nothing read still raises.
 """
 
@@ -144,6 +145,9 @@ def _zebra_line(entry: _Zebra, text: str) -> None:
         entry.kind = ZEBRA_KINDS.get(zebra_type, zebra_type.lower() or None)
 
 
+_WORD_START = re.compile(r"\w")  # every indented zebra line starts with a word or a number
+
+
 def _zebra_entries(lines: list[str], source: str, first_line: int, log: ParseProblems) -> list[_Zebra]:
     entries: list[_Zebra] = []
     dropped = False  # inside a block whose header could not be read
@@ -171,6 +175,11 @@ def _zebra_entries(lines: list[str], source: str, first_line: int, log: ParsePro
             continue
         if not entries:
             raise ParseError(source, "expected `Interface <ifname> is up|down` before indented lines", line=number)
+        if not _WORD_START.match(line.strip()):  # garbage, maybe a garbled header: its lines are not this block's
+            expected = "expected an indented `<field> ...` line of the interface above"
+            log.add(expected, f"line {number} and the indented lines after it", line=number)
+            dropped = True
+            continue
         _zebra_line(entries[-1], line.strip())
     return entries
 

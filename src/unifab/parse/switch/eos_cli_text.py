@@ -31,7 +31,8 @@ first line.
   error).
 
 With a :class:`~unifab.errors.ParseProblems` collector the three tables read past a bad row: in ``show
-interfaces`` an interface whose header or a detail line cannot be read is skipped with all its lines, in
+interfaces`` an interface whose header or a detail line cannot be read is skipped with all its lines (an
+indented line starting with no word, number or ``...`` is named and skipped with the lines under it), in
 ``show interfaces status`` and ``show lldp neighbors`` a bad row costs that row. The header is still
 required and a text with no row read raises. (``show lldp neighbors detail`` stays all-or-nothing: its
 neighbour count per interface is what tells a truncated capture.)
@@ -178,6 +179,9 @@ class _IfBlock:
         )
 
 
+_DETAIL_START = re.compile(r"[\w.]")  # a detail line starts with a word, a number or `...` (LAG members)
+
+
 def parse_show_interfaces(
     text: str, source: str = "<input>", problems: ParseProblems | None = None
 ) -> tuple[Interface, ...]:
@@ -208,6 +212,11 @@ def parse_show_interfaces(
             continue
         if block is None:
             raise ParseError(source, "expected an interface header line before its details", line=n)
+        if not _DETAIL_START.match(line.strip()):  # garbage, maybe a garbled header: its lines are not this block's
+            expected = "expected an indented detail line of the interface above"
+            log.add(expected, f"line {n} and the lines under it", line=n)
+            dropped = True
+            continue
         with log.skipping(f"interface {block.name}") as row:
             _if_detail(block, line.strip(), source, n)
         if row.failed:

@@ -42,7 +42,8 @@ with no physical block): it is read as the unit's record.
 With a :class:`~unifab.errors.ParseProblems` collector a bad physical interface of the JSON costs it and its
 units, a bad logical unit that unit, a bad LLDP neighbour (JSON entry or table row) that neighbour, and in
 ``show interfaces`` text a block whose values cannot be read that interface (a bad ``Physical interface:``
-line skips its unit blocks with it); a file with nothing read still raises.
+line skips its unit blocks with it), an indented line that starts with no word or number that line; a file with
+nothing read still raises.
 """
 
 from __future__ import annotations
@@ -455,6 +456,9 @@ def _text_interface(entry: _TextIf, source: str) -> Interface:
 _ADMIN = {"enabled": True, "administratively down": False, "disabled": False}
 
 
+_WORD_START = re.compile(r"\w")  # every indented line of `show interfaces` starts with a word or a number
+
+
 def parse_interfaces_text(
     text: str, source: str = "<input>", problems: ParseProblems | None = None
 ) -> tuple[Interface, ...]:
@@ -503,6 +507,10 @@ def parse_interfaces_text(
             )
         entry = entries[-1]
         stripped = line.strip()
+        if not _WORD_START.match(stripped):  # garbage (maybe a garbled `Logical interface` line): not read
+            expected = f"expected an indented `<field>: <value>` line, got {stripped[:60]!r}"
+            log.add(expected, f"line {number}", line=number)
+            continue
         if not entry.physical and stripped.startswith("Flags:"):
             if "flags" not in entry.fields:
                 entry.fields["flags"] = stripped

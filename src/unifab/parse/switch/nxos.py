@@ -49,8 +49,8 @@ Interface rules:
 
 With a :class:`~unifab.errors.ParseProblems` collector a bad row of the JSON tables costs that row (named by
 its key path), a bad neighbour block of the LLDP text that neighbour, and in ``show interface`` text a line
-that is neither a header nor a detail costs the interface it would start (its detail lines are skipped with
-it); a text or table with nothing read still raises.
+that is neither a header nor a detail (nor an indented line starting with a word or a number) costs the
+interface it would start (its detail lines are skipped with it); a text or table with nothing read still raises.
 """
 
 from __future__ import annotations
@@ -376,6 +376,7 @@ _ADMIN = re.compile(r"admin state is (up|down)")
 _ADDRESS = re.compile(r"address(?::| is)\s+([0-9a-fA-F.:]+)")
 _IF_MTU = re.compile(r"\bMTU (\d+) bytes")
 _IF_SPEED = re.compile(r"\b(\d+) ([MG])b/s\b")
+_WORD_START = re.compile(r"\w")  # every detail line starts with a word or a number
 
 
 @dataclass(slots=True)
@@ -461,7 +462,8 @@ def parse_interfaces_text(
         detail = line[0].isspace() or line[0].isdigit() or line.startswith(("admin state", "Description:"))
         if dropped and detail:
             continue
-        if not entries or not detail:
+        garbage = detail and not _WORD_START.match(line.strip())  # maybe a garbled header: its details go too
+        if not entries or not detail or garbage:
             expected = f"expected `<interface> is up|down ...` or `admin state is ...`, got {line.strip()[:60]!r}"
             log.add(expected, f"the interface of line {number} and its detail lines", line=number)
             dropped = True
