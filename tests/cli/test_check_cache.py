@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+import shutil
 import time
 from pathlib import Path
 
@@ -9,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from unifab.cli import app
-from unifab.collect.record_cache import MARKER, RACY_NS
+from unifab.cli.watch import watch
+from unifab.collect.record_cache import MARKER, RACY_NS, CacheStats, RecordCache
+from unifab.session.incremental import Session
 from unifab.twin.generate import generate
 
 runner = CliRunner()
@@ -59,5 +64,30 @@ def test_cache_and_no_cache_and_a_foreign_directory_are_usage_errors(bundle: Pat
     code, _, err = _check(bundle, "--cache", str(foreign))
     assert code == 2 and f"--cache {foreign}" in err and "CACHEDIR.TAG" in err
     assert sorted(p.name for p in foreign.iterdir()) == ["cat.jpg"]
-    code, _, err = _check(bundle, "--watch", "--cache", str(tmp_path / "c"))
-    assert code == 2 and "--watch does not combine with --cache" in err
+    code, _, err = _check(bundle, "--watch", "--cache", str(foreign))
+    assert code == 2 and f"--cache {foreign}" in err  # --watch takes the cache too, judged the same way
+
+
+def test_watch_starts_from_the_cache_and_still_sees_a_change(bundle: Path, tmp_path: Path) -> None:
+    """The session's first load reads through the cache (every device a hit the second time, the same findings as
+    without it); a file changed afterwards is re-read by the session itself, never taken from the cache."""
+    cache = RecordCache.open(tmp_path / "records")
+    assert cache is not None
+    devices = sum(1 for top in ("hosts", "switches") for _ in (bundle / top).iterdir())
+    first, second = CacheStats(), CacheStats()
+    plain = Session(bundle)
+    Session(bundle, cache=cache, cache_stats=first)
+    cached = Session(bundle, cache=cache, cache_stats=second)
+    assert (first.stored, second.hits) == (devices, devices)
+    assert cached.findings == plain.findings
+    work = tmp_path / "b"
+    shutil.copytree(bundle, work)
+    out = io.StringIO()
+    qos = sorted((work / "hosts").glob("*/cmd/mlnx_qos/*.txt"))[0]
+
+    def edit(_seconds: float) -> None:
+        qos.write_text(qos.read_text().replace("trust state: dscp", "trust state: pcp"))
+
+    assert watch(work, "json", interval_s=0, iterations=1, out=out, sleep=edit, cache=cache) == 0
+    changes = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert any(f["check"] == "QOS-TRUST" for c in changes for f in c["added"]), changes

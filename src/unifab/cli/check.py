@@ -132,12 +132,10 @@ def check(
             fail("--watch does not combine with --push (unifab agent pushes continuously)")
         if only or job or html:
             fail("--watch re-checks the whole bundle; it does not combine with --check, --job or --html")
-        if cache is not None:
-            fail("--watch does not combine with --cache (its session keeps the parsed records in memory)")
         from unifab.cli.watch import watch as watch_bundle
 
-        try:
-            raise typer.Exit(watch_bundle(bundle, output.value))
+        try:  # the first load reads through the record cache; the session keeps the records in memory after it
+            raise typer.Exit(watch_bundle(bundle, output.value, cache=record_cache(bundle, cache, no_cache)))
         except UnifabError as exc:
             fail(str(exc))
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
@@ -29,6 +29,9 @@ from unifab.errors import BundleError, UnifabError
 from unifab.jsonify import to_jsonable
 from unifab.model import Finding
 from unifab.session.incremental import Session, Update
+
+if TYPE_CHECKING:
+    from unifab.collect.record_cache import RecordCache
 
 __all__ = ["WATCHED", "WATCHED_FILES", "Stamp", "changed_paths", "report", "snapshot", "watch"]
 
@@ -131,15 +134,17 @@ def watch(
     out: TextIO | None = None,
     sleep: Callable[[float], None] = time.sleep,
     session: Session | None = None,
+    cache: RecordCache | None = None,
 ) -> int:
     """Poll ``bundle`` and print finding changes until Ctrl-C (or ``iterations`` polls); returns the exit code.
 
-    ``iterations``, ``sleep`` and ``session`` let a caller bound and drive the loop (tests, embedding).
+    ``iterations``, ``sleep`` and ``session`` let a caller bound and drive the loop (tests, embedding); ``cache``
+    is the record cache the first load reads through (``--cache``, or the default above 256 devices).
     """
     stream = out if out is not None else sys.stdout
     polls = 0
     try:  # Ctrl-C stops watching at any moment, loading included, with exit code 0
-        current = session if session is not None else Session(bundle)
+        current = session if session is not None else Session(bundle, cache=cache)
         from unifab.cli.common import nothing_read
 
         problem = nothing_read(current.fabric)

@@ -48,6 +48,7 @@ from unifab.collect.bundle import (
 from unifab.collect.host import load_host
 from unifab.collect.parallel import collect_young, gc_paused, pool_workers, read_devices
 from unifab.collect.problems import Problems
+from unifab.collect.record_cache import CacheStats, RecordCache
 from unifab.errors import BundleError
 from unifab.jsonify import to_jsonable
 from unifab.model import Fabric, Finding, Host, Link, Switch, host_id, switch_id
@@ -159,7 +160,17 @@ def _shape(r: Resolved | None) -> tuple[object, ...] | None:
 class Session:
     """A loaded bundle whose findings follow single-device changes (see the module docstring)."""
 
-    def __init__(self, location: str | os.PathLike[str] | Source | SourcePath) -> None:
+    def __init__(
+        self,
+        location: str | os.PathLike[str] | Source | SourcePath,
+        *,
+        cache: RecordCache | None = None,
+        cache_stats: CacheStats | None = None,
+    ) -> None:
+        """``cache``: the parsed-record cache the first load reads through (``unifab check --watch --cache``), so
+        a watch over an unchanged bundle starts in little more than a ``stat`` per file; updates re-read the
+        changed device itself. ``cache_stats`` counts what that load did with it."""
+        self._cache, self._cache_stats = cache, cache_stats
         try:
             self.source_root = as_source_path(location)
         except ValueError as exc:
@@ -228,9 +239,11 @@ class Session:
     def _load_devices(self, host_dirs: list[SourcePath], switch_dirs: list[SourcePath], workers: int) -> None:
         """Every host and switch directory, with its links and findings kept per device."""
         root = self.source_root
-        if workers > 1:  # a large bundle: every core (unifab.collect.parallel), the same per-device results
+        if workers > 1 or self._cache is not None:  # every core (unifab.collect.parallel) and/or the record cache
             jobs = [("host", d) for d in host_dirs] + [("switch", d) for d in switch_dirs]
-            for read in read_devices(root, jobs, {"host": load_host, "switch": load_switch}, workers):
+            readers = {"host": load_host, "switch": load_switch}
+            stats = self._cache_stats
+            for read in read_devices(root, jobs, readers, workers, cache=self._cache, cache_stats=stats):
                 key = (HOST if read.kind == "host" else SWITCH, read.name)
                 if read.kind == "host":
                     host = cast(Host, read.device)
