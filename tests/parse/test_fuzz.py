@@ -371,10 +371,7 @@ def test_seeds_parse_cleanly(samples: Path, fmt: str) -> None:
 NOT_LINE_LOCAL: dict[str, str] = {
     "eos-config-raw": "a garbled top-level line reads as a command unifab does not model, so the block under it "
     "is skipped unnamed; a garbled heredoc end (EOF) leaves the rest of the file inside the heredoc",
-    "ibv-devinfo": "a garbled hca_id line costs that device and the next one",
     "lldpcli": "keyvalue: a line without '=' continues the value above, so the problem is named on the line before",
-    "nvidia-smi-topo": "a garbled matrix header or legend title costs the whole table, each of its rows named",
-    "nxos-lldp": "a garbled first line of a neighbour block names each following line of that block too",
     "sonic-cli": "a garbled definition surfaces where it is referenced (a dangling reference names the referring line)",
 }
 # Formats whose record may lack a key once a line is garbled: named at the record's first line (before the line).

@@ -113,6 +113,9 @@ class _Parser:
         self.devices: list[IbvDevice] = []
         self.device: _Block | None = None
         self.ports: list[_Block] = []
+        # the line just read when it was none of the keys above (number, text, unindented): a garbled header
+        # shows as such a line followed by keys the open block cannot take
+        self.stray: tuple[int, str, bool] | None = None
 
     def fail(self, expected: str, line: int | None = None) -> ParseError:
         return ParseError(self.source, expected, line=self.number if line is None else line)
@@ -121,6 +124,7 @@ class _Parser:
         text = raw.strip()
         key, colon, value = text.partition(":")
         key, value = key.strip(), value.strip()
+        stray, self.stray = self.stray, None
         if colon and key == "hca_id":
             self.close()
             if not value or any(d.hca_id == value for d in self.devices):
@@ -129,20 +133,35 @@ class _Parser:
             return
         if self.device is None:
             raise self.fail(f"expected 'hca_id:\\t<device>', got {text[:60]!r}")
-        if raw[:1] not in (" ", "\t"):
-            raise self.fail(f"expected an indented line inside device {self.device.name}, got {text[:60]!r}")
+        if raw[:1] not in (" ", "\t"):  # never valid; parse() names it once it knows what follows
+            self.stray = (self.number, text, True)
+            return
         if colon and key == "port":
             if not _NUM.match(value) or any(p.name == value for p in self.ports):
                 raise self.fail(f"expected a new port number after 'port:', got {value!r}")
             self.ports.append(_Block(value, self.number))
             return
         keys, block = (PORT_KEYS, self.ports[-1]) if self.ports else (DEVICE_KEYS, self.device)
+        if colon and stray is not None and key in PORT_KEYS and (key in block.values or not self.ports):
+            # a port key the open block cannot take, right after a line that is no key: that was the port's header
+            raise self.fail(f"expected '\\t\\tport:\\t<n>' before the port keys, got {stray[1][:60]!r}", stray[0])
         if colon and key in keys:
             if key in block.values:
                 raise self.fail(f"expected {key!r} once in {self.where(block)}")
             block.values[key] = value
             block.lines[key] = self.number
+            return
         # anything else is -v detail (capability flags, limits, GIDs): accepted, not recorded
+        self.stray = (self.number, text, False)
+
+    def headless(self, raw: str) -> bool:
+        """Whether ``raw`` is a device key the open device cannot take (after its ports, or again right after a
+        line that is no key): a device whose ``hca_id:`` line is missing or garbled starts here."""
+        key, colon, _ = raw.strip().partition(":")
+        key = key.strip()
+        if self.device is None or not colon or key not in DEVICE_KEYS:
+            return False
+        return bool(self.ports) or (key in self.device.values and self.stray is not None)
 
     def where(self, block: _Block) -> str:
         name = self.device.name if self.device is not None else "?"
@@ -225,26 +244,61 @@ class _Parser:
         self.ports = []
 
 
+def _close(parser: _Parser, log: ParseProblems) -> None:
+    """End the open device (a problem in it costs that device)."""
+    if parser.device is None:
+        return
+    with log.skipping(f"device {parser.device.name}") as closing:
+        parser.close()
+    if closing.failed:
+        parser.device, parser.ports = None, []
+
+
+def _fail(parser: _Parser, log: ParseProblems) -> None:
+    """Drop the open device for its unindented stray line."""
+    if parser.device is None or parser.stray is None:
+        return
+    at, got, _ = parser.stray
+    expected = f"expected an indented line inside device {parser.device.name}, got {got[:60]!r}"
+    log.record(parser.fail(expected, line=at), f"device {parser.device.name}")
+    parser.device, parser.ports, parser.stray = None, [], None
+
+
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[IbvDevice, ...]:
     """Read ``ibv_devinfo [-v]`` output: one record per ``hca_id:`` block (a bad block costs that device)."""
     log = problems if problems is not None else ParseProblems.strict(source)
     parser = _Parser(source)
     dropped = False  # inside a device block that could not be read: skip to the next 'hca_id:'
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip() or (dropped and not raw.strip().startswith("hca_id")):
+    for number, printed in enumerate(text.split("\n"), start=1):
+        raw = printed.rstrip("\r")
+        head = raw.strip().startswith("hca_id")
+        if not raw.strip() or (dropped and not head):
             continue
         parser.number = number
-        if raw.strip().startswith("hca_id") and parser.device is not None:  # the block before ends here
-            with log.skipping(f"device {parser.device.name}") as closing:
-                parser.close()
-            if closing.failed:
-                parser.device, parser.ports = None, []
+        stray = parser.stray
+        if parser.headless(raw):  # the device before ends; its header is the stray line (if any) before this one
+            _close(parser, log)
+            parser.stray = None
+            at, got = stray[:2] if stray is not None else (number, raw.strip())
+            expected = f"expected 'hca_id:\\t<device>' before the device keys from line {number}, got {got[:60]!r}"
+            log.add(expected, f"the device at line {at}", line=at)
+            dropped = True
+            continue
+        if stray is not None and stray[2]:  # an unindented line inside the device costs that device
+            _fail(parser, log)
+            dropped = not head
+            if dropped:
+                continue
+        if head and parser.device is not None:  # the block before ends here
+            _close(parser, log)
         name = parser.device.name if parser.device is not None else raw.strip()[:40]
         with log.skipping(f"device {name}") as row:
-            parser.line(raw.rstrip("\r"))
+            parser.line(raw)
         dropped = row.failed
         if row.failed:
-            parser.device, parser.ports = None, []
+            parser.device, parser.ports, parser.stray = None, [], None
+    if parser.stray is not None and parser.stray[2]:
+        _fail(parser, log)
     parser.number = max(1, text.count("\n"))
     with log.skipping(f"device {parser.device.name if parser.device else '?'}"):
         parser.close()

@@ -24,8 +24,10 @@ device name (``mlx5_0``) directly; those labels are NICs and ``nic_legend`` is e
 trailing ``CPU Affinity``/``NUMA Affinity``/``GPU NUMA ID`` columns (``N/A`` reads as None).
 
 With a :class:`~unifab.errors.ParseProblems` collector a bad matrix row costs that device's row (its GPU's
-affinity with it), a bad legend line that line, a bad NIC legend line that NIC's name; the header is still
-required, and a matrix with no row read raises.
+affinity with it), a bad legend line that line, a bad NIC legend line that NIC's name. A bad header is named
+and its columns read from the row labels (rows print in header order; the affinity columns are as many as the
+GPU rows carry past the relations); a bad legend title just before its entries is named and the entries read.
+A matrix with no row read raises.
 """
 
 from __future__ import annotations
@@ -119,20 +121,36 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
     if not numbered:
         raise ParseError(source, "expected nvidia-smi topo -m output, got empty text", line=1)
     number, header = numbered[0]
-    labels, columns = _header(header.split(), source, number)
+    body = numbered[1:]
+    try:
+        labels, columns = _header(header.split(), source, number)
+    except ParseError as exc:
+        inferred = _infer(body)
+        if inferred is None:
+            raise
+        labels, columns = inferred
+        expected = f"{exc.expected} (the columns are read from the row labels: {' '.join(labels)})"
+        log.record(ParseError(source, expected, line=exc.line), "the matrix header")
     matrix: dict[str, dict[str, str]] = {}
     affinity: dict[str, dict[str, str | None]] = {column: {} for column in columns}
     nic_legend: dict[str, str] = {}
     section = "matrix"
-    for number, line in numbered[1:]:
+    for i, (number, line) in enumerate(body):
         stripped = line.strip()
+        # the section the next line is an entry of: a bad line just before it is that section's garbled title
+        ahead = _entry_of(body[i + 1][1]) if i + 1 < len(body) else None
         if stripped in ("Legend:", "NIC Legend:"):
             if (section, stripped) not in (("matrix", "Legend:"), ("legend", "NIC Legend:"), ("matrix", "NIC Legend:")):
                 raise ParseError(source, f"expected {stripped!r} once, after the matrix", line=number)
             section = "legend" if stripped == "Legend:" else "nics"
         elif section == "legend":
-            if not _LEGEND_ENTRY.match(stripped):
-                log.add(f"expected a legend line 'CODE = text', got {stripped[:40]!r}", "a legend line", line=number)
+            if _LEGEND_ENTRY.match(stripped):
+                continue
+            if ahead == "nics":
+                log.add(f"expected 'NIC Legend:', got {stripped[:40]!r}", "the 'NIC Legend:' title", line=number)
+                section = "nics"
+                continue
+            log.add(f"expected a legend line 'CODE = text', got {stripped[:40]!r}", "a legend line", line=number)
         elif section == "nics":
             m = _NIC_ENTRY.match(stripped)
             if m is None or m["nic"] in nic_legend:
@@ -141,8 +159,17 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
                 continue
             nic_legend[m["nic"]] = m["dev"]
         else:
-            with log.skipping(f"the matrix row {stripped.split()[0][:30]!r}"):
+            try:
                 _row(stripped.split(), labels, columns, matrix, affinity, source, number)
+            except ParseError as exc:
+                if ahead is None:
+                    log.record(exc, f"the matrix row {stripped.split()[0][:30]!r}")
+                    continue
+                title = "Legend:" if ahead == "legend" else "NIC Legend:"
+                log.add(
+                    f"expected {title!r} after the matrix, got {stripped[:40]!r}", f"the {title!r} title", line=number
+                )
+                section = ahead
     if not matrix and log.problems:
         raise log.problems[0].error()
     if not matrix:
@@ -156,6 +183,36 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
         numa_affinity=affinity.get("NUMA Affinity", {}),
         gpu_numa_id=affinity.get("GPU NUMA ID", {}),
     )
+
+
+def _entry_of(line: str) -> str | None:
+    """``legend`` or ``nics`` when ``line`` is an entry of that section (never a matrix row), else None."""
+    if _NIC_ENTRY.match(line):
+        return "nics"
+    if _LEGEND_ENTRY.match(line):
+        return "legend"
+    return None
+
+
+def _infer(body: list[tuple[int, str]]) -> tuple[list[str], list[str]] | None:
+    """The header's labels and affinity columns as the matrix rows imply them (a label each, in row order; as
+    many affinity columns as GPU rows carry cells past the relations), or None when the rows do not tell."""
+    rows: list[list[str]] = []
+    for _, line in body:
+        if line.strip() in ("Legend:", "NIC Legend:"):
+            break
+        tokens = line.split()
+        if len(tokens) > 1 and _LABEL.match(tokens[0]) and _RELATION.match(tokens[1]):
+            rows.append(tokens)
+    labels = [tokens[0] for tokens in rows]
+    if len(set(labels)) != len(labels) or not any(_GPU.match(label) for label in labels):
+        return None
+    if any(len(tokens) <= i + 1 or tokens[i + 1] != "X" for i, tokens in enumerate(rows)):
+        return None  # not a square matrix in row order (X on the diagonal)
+    extra = max((len(tokens) - 1 - len(labels) for tokens in rows if _GPU.match(tokens[0])), default=0)
+    if not 0 <= extra <= len(AFFINITY_COLUMNS):
+        return None
+    return labels, list(AFFINITY_COLUMNS[:extra])
 
 
 def _row(

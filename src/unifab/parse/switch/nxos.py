@@ -301,14 +301,24 @@ def parse_interfaces_json(
 class _Block:
     line: int
     fields: dict[str, str] = field(default_factory=dict)
-    last: str | None = None
+    last: str | None = None  # the field later lines continue ("?": a line that could not be read)
+    headless: bool = False  # its `Chassis id:` line could not be read: passed over, named at that line
+
+
+def _not_a_field(line: str) -> str:
+    return f"expected a `Key: value` line of show lldp neighbors detail, got {line[:60]!r}"
 
 
 def parse_lldp_text(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Neighbor, ...]:
-    """Parse ``show lldp neighbors detail`` text (blocks from ``Chassis id:``)."""
+    """Parse ``show lldp neighbors detail`` text (blocks from ``Chassis id:``).
+
+    A line that cannot be read is named once: the lines continuing it are passed over, and when the keys after
+    it repeat those of the neighbour above (or come before any ``Chassis id:``) it was the `Chassis id:` line
+    of a neighbour, so that neighbour is passed over up to the next ``Chassis id:``."""
     log = _strict(source, problems)
     blocks: list[_Block] = []
     seen_output = False
+    stray: tuple[int, str] | None = None  # the last line that could not be read, named once the next tells what
     for number, raw in enumerate(blank_prompts(text).splitlines(), start=1):
         line = raw.rstrip()
         if not line.strip():
@@ -317,7 +327,20 @@ def parse_lldp_text(text: str, source: str = "<input>", problems: ParseProblems 
             continue
         key, sep, value = line.partition(":")
         key = key.strip()
-        if sep and key in DETAIL_KEYS:
+        is_key = bool(sep) and key in DETAIL_KEYS
+        if stray is not None:
+            at, got = stray
+            stray = None
+            name = DETAIL_KEYS[key] if is_key else ""
+            if is_key and key != "Chassis id" and (not blocks or (name and name in blocks[-1].fields)):
+                expected = f"expected `Chassis id:` before this neighbour's {key!r} (line {number}), got {got[:60]!r}"
+                log.add(expected, f"the neighbour at line {at}", line=at)
+                blocks.append(_Block(at, headless=True))
+            else:
+                log.add(_not_a_field(got), f"line {at}", line=at)
+        if blocks and blocks[-1].headless and not (is_key and key == "Chassis id"):
+            continue
+        if is_key:
             if key == "Chassis id":
                 blocks.append(_Block(number))
             if not blocks:
@@ -335,17 +358,24 @@ def parse_lldp_text(text: str, source: str = "<input>", problems: ParseProblems 
         if blocks and blocks[-1].last == "system_descr":
             blocks[-1].fields["system_descr"] += "\n" + line
             continue
+        if blocks and blocks[-1].last == "?":  # continues the line that could not be read, named there
+            continue
         if line.startswith(("Capability codes", "  (", "Device ID", "Total entries displayed")):
             seen_output = True
             continue
-        expected = f"expected a `Key: value` line of show lldp neighbors detail, got {line[:60]!r}"
-        log.add(expected, f"line {number}", line=number)
+        stray = (number, line)
+        if blocks:
+            blocks[-1].last = "?"
+    if stray is not None:
+        log.add(_not_a_field(stray[1]), f"line {stray[0]}", line=stray[0])
     if not seen_output and log.problems:
         raise log.problems[0].error()
     if not seen_output:
         raise ParseError(source, "expected `show lldp neighbors detail` output (`Chassis id: ...` blocks)", line=1)
     neighbors: list[Neighbor] = []
     for block in blocks:
+        if block.headless:
+            continue
         local = _value(block.fields.get("local_port"))
         if local is None:
             log.add(
