@@ -173,6 +173,8 @@ def _through_the_simulator(twin: Path, work: Path) -> tuple[Path, dict[str, str]
     sm_lid = sminfo.parse(real["sminfo"]).sm_lid
     for path in bundle.glob("hosts/*/cmd/ibstat.txt"):
         path.write_text(_rewrite_ibstat(path.read_text(), lids, sm_lid))
+    for path in bundle.glob("hosts/*/sys/class/infiniband/*/ports/*/*lid"):  # the twin's LIDs (sysfs wins over
+        path.unlink()  # ibstat): the simulator's are in ibstat now
     return bundle, real
 
 

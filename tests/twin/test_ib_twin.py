@@ -139,7 +139,9 @@ def test_the_twins_netfile_runs_in_the_real_simulator(tmp_path: Path) -> None:
     shutil.copytree(tmp_path / "b", bundle)
     for name in ("iblinkinfo.txt", "perfquery.txt"):  # their LIDs are the twin's, not the simulator's SM's
         (bundle / "ib" / name).unlink()
-    for path in bundle.glob("hosts/*/cmd/ibstat.txt"):  # and so are the hosts' own LIDs
+    for path in bundle.glob("hosts/*/cmd/ibstat.txt"):  # and so are the hosts' own LIDs (ibstat, sysfs)
+        path.unlink()
+    for path in bundle.glob("hosts/*/sys/class/infiniband/*/ports/*/*lid"):
         path.unlink()
     (bundle / "ib" / "ibnetdiscover.txt").write_text(real_text)
     found = {(f.check, e) for f in run_checks(load_bundle(bundle)) for e in f.entities}

@@ -604,7 +604,8 @@ CHECKS = (
         "An InfiniBand node GUID, port GUID or LID is held by two devices",
         "The SM routes by LID and names ports by GUID: one of the two is unreachable or receives the other's "
         "traffic, and sweeps flap. Reads the GUIDs and LIDs of ibnetdiscover (ib/ibnetdiscover.txt), iblinkinfo "
-        "(ib/iblinkinfo.txt) and each host's ibstat (hosts/<h>/cmd/ibstat.txt), which see a CA separately.",
+        "(ib/iblinkinfo.txt) and each host's own view (its sysfs ports/<p>/lid and sm_lid, else ibstat), which see a "
+        "CA separately.",
         "Burn the adapter's own GUIDs back (`flint -d <dev> query` shows them); for LIDs have the master SM "
         "reassign them (`opensm --reassign_lids`).",
         check_duplicate,

@@ -28,6 +28,8 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``cmd/lldpcli.json``                               links seen by LLDP
 ``sys/class/net/<netdev>/mtu``                     netdev MTU
 ``sys/class/infiniband/<dev>/``                    fw_ver, board_id, ``ports/1/{state,rate,link_layer}``,
+                                                   ``ports/1/{lid,sm_lid}`` (an IB port's ``Nic.ib``, over ibstat's;
+                                                   ``0x0`` is none; ``lid_mask_count``, ``sm_sl`` only validated),
                                                    ``ports/1/hw_counters/*`` (``rdma:``), ``ports/1/counters/*``
                                                    (``ib:``), ``ports/1/gid_attrs/ndevs/0``, ``tc/1/traffic_class``,
                                                    ``device/uevent`` (PCI address, driver), ``device/numa_node``
@@ -56,6 +58,7 @@ from unifab.model import (
     Gid,
     Gpu,
     Host,
+    IbPort,
     Link,
     Nic,
     NicQos,
@@ -267,7 +270,8 @@ class _HostReader:
         ports = dev_dir / "ports"
         if ports.is_dir():
             for port in ports.iterdir():
-                files += [port / name for name in hw_counters.PORT_STRINGS if (port / name).is_file()]
+                names = (*hw_counters.PORT_STRINGS, *hw_counters.PORT_NUMBERS)
+                files += [port / name for name in names if (port / name).is_file()]
                 for group in ("hw_counters", "counters"):
                     if (port / group).is_dir():
                         files += [p for p in (port / group).iterdir() if p.is_file()]
@@ -359,7 +363,20 @@ class _HostReader:
             max_mtu=link.max_mtu if (link := self.ip_links.get(netdev)) else None,
             operstate=link.operstate if link else None,
             carrier=link.carrier if link else None,
+            ib=self._ib_port(rdma, sp) if link_layer == "InfiniBand" else None,
         )
+
+    def _ib_port(self, rdma: str | None, port: hw_counters.IbPort | None) -> IbPort | None:
+        """An IB HCA port's LID and SM LID from ``ports/1/{lid,sm_lid}`` (0: none assigned); ``ibstat`` and the
+        ``ib/`` files complete the record (collect/ib.py), the values here win over ``ibstat``'s."""
+        if rdma is None or port is None:
+            return None
+        base = self.path(f"{SYS_IB}/{rdma}/ports/{PORT}")
+        values = {"lid": port.lid or None, "sm_lid": port.sm_lid or None}
+        if not any(values.values()):
+            return None
+        read = frozenset(self.problems.rel(base / name) for name, v in values.items() if v is not None)
+        return IbPort(lid=values["lid"], port_num=PORT, sm_lid=values["sm_lid"], sources=read)
 
     def _pause(self, netdev: str) -> tuple[bool, bool] | None:
         pause = self.parse(f"{ETHTOOL_A_DIR}/{netdev}.txt", ethtool_pause.parse)

@@ -513,7 +513,7 @@ class _Collector:
         ports = self.root / base / "ports"
         for port in sorted(ports.iterdir()) if ports.is_dir() else []:
             rel = f"{base}/ports/{port.name}"
-            for name in ("state", "phys_state", "rate", "link_layer"):
+            for name in ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid", "lid_mask_count", "sm_sl"):
                 self.copy(f"{rel}/{name}")
             self.copy_dir(f"{rel}/hw_counters", recursive=False)
             self.copy_dir(f"{rel}/counters", recursive=False)

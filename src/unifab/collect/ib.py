@@ -429,7 +429,8 @@ def load_ib(root: SourcePath, fabric: Fabric, problems: Problems) -> list[Link]:
 
 def _host_guids(root: SourcePath, fabric: Fabric, problems: Problems) -> dict[str, tuple[str, str]]:
     """Each host's ``cmd/ibstat.txt``: its IB CAs get an :class:`IbPort` (GUIDs, LID, SM LID, states; a CA the host
-    did not list otherwise is added), and their node GUIDs name the CAs of ibnetdiscover (node GUID -> host, dev)."""
+    did not list otherwise is added; a LID or SM LID its sysfs gave stays), and their node GUIDs name the CAs of
+    ibnetdiscover (node GUID -> host, dev)."""
     from unifab.parse.ib import ibstat
 
     names: dict[str, tuple[str, str]] = {}
@@ -472,7 +473,8 @@ def _host_guids(root: SourcePath, fabric: Fabric, problems: Problems) -> dict[st
                     host.name, key, ca.name, None, None, link_layer="InfiniBand", port_state=state or None, ib=info
                 )
             else:
-                nics[key] = replace(known, ib=_merge_port(known.ib, info), link_layer=known.link_layer or "InfiniBand")
+                # the host's own files (sysfs ports/1/{lid,sm_lid}) win over ibstat, as its link layer does
+                nics[key] = replace(known, ib=_merge_port(info, known.ib), link_layer=known.link_layer or "InfiniBand")
             if node_guid is not None:
                 names.setdefault(node_guid, (host.name, key))
         fabric.hosts[host.name] = replace(host, nics=nics)

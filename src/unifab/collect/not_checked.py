@@ -85,6 +85,7 @@ NOT_CHECKED: dict[str, tuple[str, ...]] = {
     "sys/kernel/config/bnxt_re/*": _NIC_ECN,
     "sys/class/infiniband/*/tc/*/traffic_class": ("QOS-TC-OVERRIDE", "QOS-JOB-TC"),
     "sys/class/infiniband/*/ports/*/hw_counters/*": ("QOS-GLOBAL-PAUSE",),
+    "sys/class/infiniband/*/ports/*/*lid": ("IB-DUPLICATE",),  # lid, sm_lid: the HCA's LID and its SM's
     "sys/class/infiniband/*/ports/*": ("TOPO-MISSING", "LINK-SPEED", "TOPO-DEGRADED", "QOS-HEADROOM", "HOST-GID"),
     "sys/class/infiniband/*/device/*": ("FLEET-DRIVER",),  # uevent: the driver
     "sys/class/infiniband/*": ("FLEET-FIRMWARE",),  # fw_ver, board_id

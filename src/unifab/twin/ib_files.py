@@ -6,7 +6,9 @@ port, concatenated), ``ib/sminfo.txt`` (the master, as any port sees it) and ``i
 ``plan/ibnetdiscover.txt`` (the planned cabling at its planned rates), ``ib/ibsim.net``
 (an ibsim NETFILE of the real cabling, so a test can load the twin
 into the real simulator) and per host ``cmd/ibstat.txt`` (+ ``cmd/ibv_devinfo.txt`` on an IB-backend host, or the
-storage HCA added to the host's own ``ibv_devinfo``). Layouts follow the samples in ``tests/data/samples/ib/``.
+storage HCA added to the host's own ``ibv_devinfo``) and each HCA's
+``sys/class/infiniband/<dev>/ports/1/{lid,sm_lid,lid_mask_count,sm_sl,link_layer}`` (the LIDs ibstat prints).
+Layouts follow the samples in ``tests/data/samples/ib/``.
 The parsers in :mod:`unifab.parse.ib` read every one of them back.
 """
 
@@ -26,7 +28,7 @@ from unifab.collect.ib import (
     SMINFO_DIR,
     SMINFO_FILE,
 )
-from unifab.parse.host import ibv_devinfo
+from unifab.parse.host import hw_counters, ibv_devinfo
 from unifab.parse.ib.sminfo import SM_STATES
 from unifab.twin.files import write_text
 from unifab.twin.ib_cluster import IB_SPEED, IB_WIDTH, IbHca, IbNet, IbSw, IbSwPort
@@ -44,6 +46,7 @@ __all__ = [
     "planned_ibnetdiscover_text",
     "saquery_text",
     "sminfo_text",
+    "sysfs_port_files",
     "write_ib",
 ]
 
@@ -278,7 +281,6 @@ def ibstat_text(net: IbNet, host: str, others: tuple[tuple[str, str], ...] = ())
     """``ibstat`` of a host: its HCAs on this network (and ``others``: (RDMA device, node GUID hex) of RoCE ports,
     printed with link layer Ethernet as ibstat does)."""
     planned = _hca_at(net)
-    master = next((sm for sm in net.sms if sm.state == 3), None)
     out: list[str] = []
     for dev, guid in others:
         out += _ca_lines(dev, guid, "Active", "LinkUp", 400, 0, 0, guid, "Ethernet")
@@ -296,12 +298,43 @@ def ibstat_text(net: IbNet, host: str, others: tuple[tuple[str, str], ...] = ())
             "Active" if up else "Down",
             "LinkUp" if up else "Polling",
             rate if up else 10,
-            hca.lid if up else 0,
-            master.lid if master is not None and up else 0,
+            *_hca_lids(net, hca, planned),
             _hex(hca.port_guid),
             "InfiniBand",
         )
     return "\n".join(out) + "\n"
+
+
+def _hca_lids(net: IbNet, hca: IbHca, planned: dict[tuple[str, str], tuple[str, int]]) -> tuple[int, int]:
+    """(LID, SM LID) an HCA port reports (ibstat, sysfs): 0 and 0 while it has no link."""
+    up = _hca_peer(net, hca, planned) is not None
+    master = next((sm for sm in net.sms if sm.state == 3), None)
+    return (hca.lid if up else 0, master.lid if master is not None and up else 0)
+
+
+def sysfs_port_files(net: IbNet, hca: IbHca) -> dict[str, str]:
+    """``sys/class/infiniband/<dev>/ports/1/{lid,sm_lid,lid_mask_count,sm_sl,link_layer}`` of an HCA (paths relative
+    to the host directory), with the LIDs its ibstat prints."""
+    lid, sm_lid = _hca_lids(net, hca, _hca_at(net))
+    port = hw_counters.IbPort(
+        port=layout.PORT,
+        state=None,
+        phys_state=None,
+        rate_gbps=None,
+        width=None,
+        speed=None,
+        link_layer="InfiniBand",
+        lifespan_ms=None,
+        hw_counters={},
+        counters={},
+        cm_counters={},
+        lid=lid,
+        sm_lid=sm_lid,
+        lid_mask_count=0,
+        sm_sl=0,
+    )
+    files = hw_counters.dump_tree(hw_counters.HwCounters((hw_counters.IbDevice(None, None, None, None, (port,)),)))
+    return {f"{layout.SYS_IB}/{hca.dev}/{rel}": text for rel, text in files.items()}
 
 
 def _ca_lines(
@@ -445,3 +478,6 @@ def write_ib(net: IbNet, root: Path, hosts: dict[str, tuple[tuple[str, str], ...
             own = ibv_devinfo.parse(path.read_text(encoding="utf-8"), str(path))
             devices = own + tuple(d for d in devices if d.hca_id not in {o.hca_id for o in own})
         write_text(path, ibv_devinfo.dump(devices))
+        for hca in sorted((h for h in net.hcas.values() if h.host == host), key=lambda h: h.dev):
+            for rel, text in sysfs_port_files(net, hca).items():
+                write_text(host_dir / rel, text)

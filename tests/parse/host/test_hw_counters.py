@@ -88,6 +88,8 @@ def test_h100_values(h100: HwCounters) -> None:
     bond = h100.devices[-1]
     assert (bond.fw_ver, bond.hca_type, bond.board_id) == ("32.38.3056", "MT41692", "MT_0000000884")
     assert (bond.ports[0].rate_gbps, bond.ports[0].width, bond.ports[0].link_layer) == (200.0, "2X", "Ethernet")
+    # the capture has no lid, sm_lid, lid_mask_count or sm_sl files (ibstatus of it prints "unknown")
+    assert {(p.lid, p.sm_lid, p.lid_mask_count, p.sm_sl) for d in h100.devices for p in d.ports} == {(None,) * 4}
 
 
 def test_render_tree_writes_the_sample_back(samples: Path, h100: HwCounters) -> None:
@@ -125,6 +127,56 @@ def test_device_directory_with_other_files_and_no_pma() -> None:
         (IbPort(1, "DOWN", "Disabled", 2.5, "1X", None, "Ethernet", None, {}, {"symbol_error": 0}, {}),),
     )
     assert parse_tree(dump_tree(parse_tree(files))) == parse_tree(files)
+
+
+# an IB port's LID files as drivers/infiniband/core/sysfs.c prints them: lid and sm_lid "0x%x", the others "%u"
+LID_FILES = {
+    "ports/1/state": "4: ACTIVE\n",
+    "ports/1/link_layer": "InfiniBand\n",
+    "ports/1/lid": "0x1a\n",
+    "ports/1/sm_lid": "0x1\n",
+    "ports/1/lid_mask_count": "0\n",
+    "ports/1/sm_sl": "0\n",
+}
+
+
+def test_lid_files_of_an_ib_port() -> None:
+    (device,) = parse_tree(LID_FILES, "sys/class/infiniband/mlx5_0").devices
+    (port,) = device.ports
+    assert (port.lid, port.sm_lid, port.lid_mask_count, port.sm_sl) == (26, 1, 0, 0)
+    assert dump_tree(parse_tree(LID_FILES)) == LID_FILES  # written back as the kernel prints them
+    roce = parse_tree({"ports/1/lid": "0x0\n", "ports/1/sm_lid": "0x0\n", "ports/1/link_layer": "Ethernet\n"})
+    assert (roce.devices[0].ports[0].lid, roce.devices[0].ports[0].sm_lid) == (0, 0)  # 0 kept: the file says so
+    assert parse_tree({"ports/1/lid": "0xBFFF\n", "ports/1/sm_lid": "0xffff"}).devices[0].ports[0].lid == 0xBFFF
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("lid", "26", "0x<hex> up to 0xffff in lid"),  # decimal: not what the kernel prints
+        ("lid", "0x10000", "0x<hex> up to 0xffff in lid"),  # more than 16 bits
+        ("sm_lid", "0xg1", "in sm_lid"),
+        ("sm_lid", "", "in sm_lid"),  # an empty read
+        ("lid_mask_count", "8", "a number 0..7 in lid_mask_count"),
+        ("sm_sl", "0x1", "a number 0..15 in sm_sl"),
+    ],
+)
+def test_a_bad_lid_file_costs_that_value_only(name: str, value: str, message: str) -> None:
+    from unifab.errors import ParseProblems
+
+    files = {**LID_FILES, f"ports/1/{name}": value + "\n"}
+    with pytest.raises(ParseError) as info:
+        parse_tree(files, "sys/class/infiniband/mlx5_0")
+    assert (info.value.source, info.value.line) == (f"sys/class/infiniband/mlx5_0/ports/1/{name}", 1)
+    assert message in info.value.expected
+    log = ParseProblems("sys/class/infiniband/mlx5_0")
+    (port,) = parse_tree(files, "sys/class/infiniband/mlx5_0", log).devices[0].ports
+    (problem,) = log.problems
+    assert problem.skipped == f"ports/1/{name}" and problem.source.endswith(f"ports/1/{name}")
+    good = parse_tree(LID_FILES).devices[0].ports[0]
+    assert getattr(port, name) is None and port.state == "ACTIVE"
+    others = [f for f in ("lid", "sm_lid", "lid_mask_count", "sm_sl") if f != name]
+    assert [getattr(port, f) for f in others] == [getattr(good, f) for f in others]
 
 
 # Reconstructed ``show_counters mlx5_2`` (no sample of ours): the mlnx-tools script prints
@@ -255,6 +307,10 @@ def ports(draw: st.DrawFn, number: int) -> IbPort:
         hw_counters=dict(sorted(draw(COUNTS).items())),
         counters=dict(sorted(draw(COUNTS).items())),
         cm_counters={},
+        lid=draw(st.none() | st.integers(0, 0xFFFF)),
+        sm_lid=draw(st.none() | st.integers(0, 0xFFFF)),
+        lid_mask_count=draw(st.none() | st.integers(0, 7)),
+        sm_sl=draw(st.none() | st.integers(0, 15)),
     )
 
 
@@ -305,6 +361,9 @@ PATHS = st.sampled_from(
         "ports/1/phys_state",
         "ports/1/rate",
         "ports/1/link_layer",
+        "ports/1/lid",
+        "ports/1/sm_lid",
+        "ports/1/lid_mask_count",
         "ports/1/hw_counters/out_of_sequence",
         "ports/1/hw_counters/lifespan",
         "ports/2/counters/symbol_error",

@@ -7,6 +7,8 @@ Tree (kernel ``drivers/infiniband/core/sysfs.c``; paths relative to the device d
     ports/<p>/phys_state                    "5: LinkUp"
     ports/<p>/rate                          "400 Gb/sec (4X NDR)"  ("2.5 Gb/sec (1X)" for SDR)
     ports/<p>/link_layer                    "InfiniBand" | "Ethernet"
+    ports/<p>/lid, ports/<p>/sm_lid         "0x3"                  (hex, 16 bits; "0x0": none assigned, and RoCE)
+    ports/<p>/lid_mask_count, .../sm_sl     "0"                    (decimal: the LMC 0..7, the SM's SL 0..15)
     ports/<p>/hw_counters/<name>            driver counters (mlx5: out_of_sequence, np_cnp_sent, ...);
                                             ``lifespan`` is the refresh period in ms, not a counter
     ports/<p>/counters/<name>               IB PMA counters (symbol_error, port_xmit_wait, ...);
@@ -41,6 +43,7 @@ __all__ = [
     "LIFESPAN",
     "NO_PMA",
     "PHYS_STATES",
+    "PORT_NUMBERS",
     "PORT_STATES",
     "PORT_STRINGS",
     "HwCounters",
@@ -67,6 +70,13 @@ PHYS_STATES = {
 }
 DEVICE_STRINGS = ("fw_ver", "board_id", "hca_type")
 PORT_STRINGS = ("state", "phys_state", "rate", "link_layer")
+# one-number port files: name -> (base, largest value); the kernel prints the LIDs "0x%x", the others "%u"
+PORT_NUMBERS: dict[str, tuple[int, int]] = {
+    "lid": (16, 0xFFFF),
+    "sm_lid": (16, 0xFFFF),
+    "lid_mask_count": (10, 7),
+    "sm_sl": (10, 15),
+}
 NO_PMA = "N/A (no PMA)"
 LIFESPAN = "lifespan"
 # /sys/class/infiniband_cm/<dev>/<port>/ subdirectories, in the order `ls` lists them (kernel cm.c)
@@ -77,6 +87,7 @@ _DEVICE_ENTRIES = frozenset({*DEVICE_STRINGS, "ports", "node_guid", "node_type",
 _STATE = re.compile(r"^(\d+): (\S.*)$")
 _RATE = re.compile(r"^(\d+(?:\.\d+)?) Gb/sec(?: \((\d+X)(?: (\S+))?\))?$")
 _NUM = re.compile(r"^\d+$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 _SHOW_HEADER = re.compile(r"^Port (\d+) (hw|cm) counters:$")
 
@@ -96,6 +107,10 @@ class IbPort:
     hw_counters: dict[str, int]
     counters: dict[str, int]
     cm_counters: dict[str, int]  # "<group>/<name>", only from show_counters
+    lid: int | None = None  # ports/<p>/lid as read: 0 is "none assigned" (and every RoCE port's)
+    sm_lid: int | None = None  # ports/<p>/sm_lid: the LID of the SM the port was told; 0 as for lid
+    lid_mask_count: int | None = None  # the LMC: the port answers 2**LMC LIDs from ``lid``
+    sm_sl: int | None = None  # the SL to reach the SM on
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +134,7 @@ class _Port:
     hw: dict[str, int] = field(default_factory=dict)
     pma: dict[str, int] = field(default_factory=dict)
     cm: dict[str, int] = field(default_factory=dict)
+    numbers: dict[str, int] = field(default_factory=dict)
 
 
 def _natural(name: str | None) -> list[tuple[int, str]]:
@@ -163,6 +179,10 @@ def _build_port(number: int, acc: _Port, locate: Locate, base: str) -> IbPort:
         hw_counters=dict(sorted(acc.hw.items())),
         counters=dict(sorted(acc.pma.items())),
         cm_counters=dict(sorted(acc.cm.items())),
+        lid=acc.numbers.get("lid"),
+        sm_lid=acc.numbers.get("sm_lid"),
+        lid_mask_count=acc.numbers.get("lid_mask_count"),
+        sm_sl=acc.numbers.get("sm_sl"),
     )
 
 
@@ -196,6 +216,8 @@ def _port_file(acc: _Port, parts: list[str], value: str, where: tuple[str, int])
         if not value:
             raise ParseError(where[0], f"expected a value in {parts[2]}, got an empty file", line=where[1])
         acc.strings[parts[2]] = value
+    elif len(parts) == 3 and parts[2] in PORT_NUMBERS:
+        acc.numbers[parts[2]] = _port_number(parts[2], value, where)
     elif len(parts) == 4 and parts[2] in ("hw_counters", "counters") and _NAME.match(parts[3]):
         if value == NO_PMA:
             return
@@ -206,6 +228,17 @@ def _port_file(acc: _Port, parts: list[str], value: str, where: tuple[str, int])
             acc.lifespan = count
         else:
             acc.hw[parts[3]] = count
+
+
+def _port_number(name: str, value: str, where: tuple[str, int]) -> int:
+    """``lid``/``sm_lid`` (``0x`` + hex, 16 bits), ``lid_mask_count`` (0..7) or ``sm_sl`` (0..15)."""
+    base, top = PORT_NUMBERS[name]
+    shape = _HEX if base == 16 else _NUM
+    number = int(value, base) if shape.match(value) else None
+    if number is None or number > top:
+        form = f"0x<hex> up to {top:#x}" if base == 16 else f"a number 0..{top}"
+        raise ParseError(where[0], f"expected {form} in {name}, got {value[:40]!r}", line=where[1])
+    return number
 
 
 def _empty_port(number: int) -> IbPort:
@@ -348,12 +381,20 @@ def _device_files(d: IbDevice) -> dict[str, str]:
             hw[LIFESPAN] = p.lifespan_ms
         for name, count in sorted(hw.items()):
             files[f"{base}hw_counters/{name}"] = str(count)
+        if p.lid is not None:
+            files[f"{base}lid"] = f"{p.lid:#x}"
+        if p.lid_mask_count is not None:
+            files[f"{base}lid_mask_count"] = str(p.lid_mask_count)
         if p.link_layer is not None:
             files[f"{base}link_layer"] = p.link_layer
         if p.phys_state is not None:
             files[f"{base}phys_state"] = f"{_code(PHYS_STATES, p.phys_state)}: {p.phys_state}"
         if p.rate_gbps is not None:
             files[f"{base}rate"] = _rate_text(p)
+        if p.sm_lid is not None:
+            files[f"{base}sm_lid"] = f"{p.sm_lid:#x}"
+        if p.sm_sl is not None:
+            files[f"{base}sm_sl"] = str(p.sm_sl)
         if p.state is not None:
             files[f"{base}state"] = f"{_code(PORT_STATES, p.state)}: {p.state}"
     return files
