@@ -366,6 +366,7 @@ GARBLED: dict[str, Mutation] = {
 READ_IN_PART = frozenset(
     {
         "cmd/ethtool-S/eth2.txt",
+        "cmd/ethtool-m/eth0.txt",  # a bad line costs that line's value
         "cmd/ibv_devinfo.txt",
         "cmd/lspci-vvv.txt",  # a bad device block costs that device
         "cmd/nvidia-smi-topo-m.txt",

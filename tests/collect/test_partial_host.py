@@ -152,3 +152,41 @@ def test_bad_ecn_parameter_file_costs_that_parameter(bundle: Path, whole: Host) 
     qos, before = fabric.hosts[HOST].nics["eth2"].qos, whole.nics["eth2"].qos
     assert qos is not None and before is not None and before.cnp_dscp is not None
     assert qos == replace(before, cnp_dscp=None)
+
+
+def test_bad_mlnx_qos_line_costs_that_row_not_the_nic(bundle: Path, whole: Host) -> None:
+    rel = "cmd/mlnx_qos/eth2.txt"
+    line = _set_line(bundle, rel, lambda s: s.strip().startswith("buffer "), lambda s: s.replace("1", "9", 1))
+    fabric = load_bundle(bundle)
+    _partial(fabric, rel, line)  # INPUT-PARTIAL at that line, not INPUT-UNREADABLE for the file
+    qos, before = fabric.hosts[HOST].nics["eth2"].qos, whole.nics["eth2"].qos
+    assert qos is not None and before is not None and before.prio2buffer is not None
+    # which buffer each priority uses is unknown; trust, DSCP map, PFC, ETS, buffer sizes and cable read as before
+    assert qos == replace(before, prio2buffer=None)
+    assert {n: nic for n, nic in fabric.hosts[HOST].nics.items() if n != "eth2"} == {
+        n: nic for n, nic in whole.nics.items() if n != "eth2"
+    }
+
+
+def test_bad_mlnx_qos_tc_line_costs_that_tc(bundle: Path, whole: Host) -> None:
+    rel = "cmd/mlnx_qos/eth3.txt"
+    line = _set_line(bundle, rel, lambda s: s.startswith("tc: 3 "), lambda s: s.replace("ets, bw: ", "ets, bw: -"))
+    fabric = load_bundle(bundle)
+    _partial(fabric, rel, line)
+    qos, before = fabric.hosts[HOST].nics["eth3"].qos, whole.nics["eth3"].qos
+    assert qos is not None and before is not None
+    lost = replace(before, ets=tuple(e for e in before.ets if e.tc != 3), prio_tc={**before.prio_tc})
+    del lost.prio_tc[3]  # priority 3 was under tc 3: not read into tc 2
+    assert qos == lost
+
+
+def test_bad_nvidia_smi_value_costs_that_field(bundle: Path, whole: Host) -> None:
+    rel = "cmd/nvidia-smi-q.xml"
+    line = _set_line(bundle, rel, lambda s: "<max_link_width>" in s, lambda s: s.replace("16x", "16y"))
+    fabric = load_bundle(bundle)
+    _partial(fabric, rel, line)  # the first GPU's max link width is unknown; every GPU and NIC is still read
+    gpus = fabric.hosts[HOST].gpus
+    assert gpus.keys() == whole.gpus.keys() and {i: g for i, g in gpus.items() if i} == {
+        i: g for i, g in whole.gpus.items() if i
+    }
+    assert fabric.hosts[HOST].nics == whole.nics

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host import ethtool_module
 from unifab.parse.host.ethtool_module import Flags, Lane, Levels, ModuleEeprom, Thresholds, dump, parse
 
@@ -405,3 +406,39 @@ def test_round_trip(m: ModuleEeprom) -> None:
     out = dump(m)
     assert parse(out) == m
     assert parse(out.expandtabs(8).replace("\n", "\r\n")) == m
+
+
+# --- partial mode: one bad line costs its value -------------------------------------------------------------
+
+
+def _edit(raw: str, needle: str, replacement: str) -> tuple[str, int]:
+    lines = raw.split("\n")
+    index = next(i for i, line in enumerate(lines) if needle in line)
+    lines[index] = replacement
+    return "\n".join(lines), index + 1
+
+
+def test_partial_bad_dom_value_costs_that_value(samples: Path) -> None:
+    raw = (samples / SR4).read_text()
+    whole = parse(raw)
+    broken, line = _edit(raw, "Laser tx bias current (Channel 2)", kv("Laser tx bias current (Channel 2)", "lots")[:-1])
+    with pytest.raises(ParseError):
+        parse(broken, "m.txt")  # without a collector: strict
+    log = ParseProblems("m.txt")
+    m = parse(broken, "m.txt", log)
+    ((problem,),) = (log.problems,)
+    assert problem.line == line and "mA" in problem.expected and "Laser tx bias current" in problem.skipped
+    lanes = tuple(replace(lane, bias_ma=None) if lane.lane == 2 else lane for lane in whole.lanes)
+    assert whole.lanes[1].bias_ma is not None and m == replace(whole, lanes=lanes)
+
+
+def test_partial_lost_identifier_line_keeps_the_rest(samples: Path) -> None:
+    raw = (samples / DAC).read_text()
+    whole = parse(raw)
+    broken, line = _edit(raw, "Identifier", "\t\x01 garbled")
+    log = ParseProblems("m.txt")
+    m = parse(broken, "m.txt", log)
+    assert [p.line for p in log.problems] == [line]
+    assert m == replace(whole, spec=None, identifier_code=None, identifier=None)
+    with pytest.raises(ParseError):
+        parse("\x01 garbled\nnot: ethtool\n", "m.txt", ParseProblems("m.txt"))  # nothing modelled read

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.jsonify import to_jsonable
 from unifab.parse.host import mlnx_qos
 from unifab.parse.host.mlnx_qos import Buffers, MlnxQos, TcConfig, dump, parse
@@ -464,3 +465,67 @@ def test_round_trip(q: MlnxQos) -> None:
     assume(out.strip())
     assert parse(out) == q
     assert parse(out.expandtabs(8).replace("\n", " \r\n")) == q
+
+
+# --- partial mode: one bad line costs what it holds ---------------------------------------------------------
+
+
+def _edit(raw: str, needle: str, replacement: str) -> tuple[str, int]:
+    """``raw`` with the line holding ``needle`` replaced; and that line's number."""
+    lines = raw.split("\n")
+    index = next(i for i, line in enumerate(lines) if needle in line)
+    lines[index] = replacement
+    return "\n".join(lines), index + 1
+
+
+def test_partial_bad_tc_line_costs_that_tc_block(samples: Path) -> None:
+    raw = (samples / CX4).read_text()
+    whole = parse(raw)
+    broken, line = _edit(raw, "tc: 3 ratelimit", "tc: 3 ratelimit: unlimited, tsa: sometimes")
+    with pytest.raises(ParseError):
+        parse(broken, "q.txt")  # without a collector: strict
+    log = ParseProblems("q.txt")
+    q = parse(broken, "q.txt", log)
+    ((problem,),) = (log.problems,)
+    assert (problem.line, problem.source) == (line, "q.txt") and "'ets, bw: N%'" in problem.expected
+    # priority 3 (under the lost block) is not read into tc 2 above it; every other value as before
+    assert q.tcs == tuple(t for t in whole.tcs if t.tc != 3)
+    assert q.prio_tc == {p: tc for p, tc in whole.prio_tc.items() if p != 3}
+    assert replace(q, tcs=whole.tcs, prio_tc=whole.prio_tc) == whole
+
+
+def test_partial_lost_header_is_inferred_and_buffer_row_costs_that_row(samples: Path) -> None:
+    raw = (samples / CX4).read_text()
+    whole = parse(raw)
+    broken, pfc_line = _edit(raw, "PFC configuration:", "PFC c0nfiguration")
+    broken, cable_line = _edit(broken, "Cable len:", "Cable len: 7m")
+    log = ParseProblems("q.txt")
+    q = parse(broken, "q.txt", log)
+    assert [p.line for p in log.problems] == [cable_line, pfc_line]
+    assert q.pfc_enabled == (3,)  # the rows under the lost "PFC configuration:" header are read
+    assert replace(q, cable_len=whole.cable_len) == whole
+
+
+@pytest.mark.parametrize(
+    ("needle", "replacement"),
+    [
+        ("Priority trust state:", "Priority trust state: dscp?"),  # would read as trust None: a mismatch
+        ("prio:3 dscp", "\tprio:3 dscp:31,30,29,28,27,2x,25,24,"),  # DSCP 26 would read as unmapped
+        ("prio:3 dscp", "\x01 garbled \x01"),
+        ("enabled", "\tenabled     0   0   0   1   0   0   x   0"),  # would read as no priority enabled
+    ],
+)
+def test_partial_values_the_record_cannot_leave_unknown_cost_the_file(
+    samples: Path, needle: str, replacement: str
+) -> None:
+    broken, line = _edit((samples / CX4).read_text(), needle, replacement)
+    with pytest.raises(ParseError) as info:
+        parse(broken, "q.txt", ParseProblems("q.txt"))
+    assert info.value.line == line
+
+
+def test_partial_nothing_read_raises() -> None:
+    log = ParseProblems("q.txt")
+    with pytest.raises(ParseError) as info:
+        parse("garbage\nmore garbage\n", "q.txt", log)
+    assert info.value.line == 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.nvidia_smi_q import EccCounts, RemappedRows, dump, parse, read_xml
 
 GoldenCheck = Callable[[Path, object], None]
@@ -299,3 +300,37 @@ def test_dump_keeps_the_nvlink_domain(samples: Path) -> None:
     r = parse(_fabric(samples, f"<cliqueId>5</cliqueId><clusterUuid>{UUID}</clusterUuid>"), "smi.xml")
     again = parse(dump(r), "dump.xml")
     assert again.nvlink_domains == (f"{UUID}.5",) and again.gpus == r.gpus
+
+
+# --- partial mode: one bad value costs that field -----------------------------------------------------------
+
+
+def test_partial_bad_values_cost_their_fields(samples: Path) -> None:
+    raw = (samples / A100).read_text()
+    whole = parse(raw)
+    temp = line_of(raw, "<gpu_temp>")
+    broken = raw.replace("<gpu_temp>27 C</gpu_temp>", "<gpu_temp>hot</gpu_temp>", 1)
+    at = raw.index("<volatile>\n                <sram_correctable>")  # ecc_errors/volatile (MIG counts come before)
+    ecc = line_of(raw[at:], "<sram_uncorrectable>") + raw[:at].count("\n")
+    broken = broken[:at] + broken[at:].replace("<sram_uncorrectable>0<", "<sram_uncorrectable>x<", 1)
+    with pytest.raises(ParseError):
+        parse(broken, "smi.xml")  # without a collector: strict
+    log = ParseProblems("smi.xml")
+    q = parse(broken, "smi.xml", log)
+    assert sorted(p.line for p in log.problems) == sorted([temp, ecc])
+    (gpu,) = whole.gpus
+    assert gpu.temperature_c == 27 and gpu.ecc_volatile == EccCounts(0, 0)
+    # the uncorrectable total is unknown (not the sum of the parts that read); the rest as before
+    lost = replace(gpu, temperature_c=None, ecc_volatile=EccCounts(0, None))
+    assert q == replace(whole, gpus=(lost,))
+    assert all("GPU 0000:" in p.skipped for p in log.problems)
+
+
+def test_partial_gpu_without_address_costs_that_gpu(samples: Path) -> None:
+    raw = (samples / A100).read_text()
+    broken = re.sub(r"<pci_bus_id>[^<]*</pci_bus_id>", "<pci_bus_id>nowhere</pci_bus_id>", raw, count=1)
+    broken = re.sub(r'<gpu id="[^"]*">', '<gpu id="nowhere">', broken, count=1)
+    log = ParseProblems("smi.xml")
+    q = parse(broken, "smi.xml", log)
+    assert q.gpus == () and q.driver_version == parse(raw).driver_version
+    assert [p.line for p in log.problems] == [line_of(broken, '<gpu id="nowhere">')]

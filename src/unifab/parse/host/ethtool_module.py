@@ -26,6 +26,11 @@ optical power``); they read as lane 1. Power is kept in mW and dBm as printed; a
 ``-40.00 dBm``, kept as printed. When only mW is printed the dBm value is computed (rounded to 0.01 like ethtool).
 A module without DOM (passive DAC) prints ``Module temperature 0.00`` and ``Module voltage 0.0000`` under SFF-8636
 and nothing under CMIS; the values are kept as printed, and such a module has no ``lanes``.
+
+With a :class:`~unifab.errors.ParseProblems` collector a line that cannot be read (no ``key : value``, a value
+off its grammar, a key printed twice) costs that line's one value, named at it, and the rest is read; a lost
+first line costs the identifier (the lines after it are still read). A text with problems and no identifier,
+identity or diagnostic read raises the first.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = [
     "CMIS_IDENTIFIERS",
@@ -122,7 +127,22 @@ _CLASSIFIED: dict[str, _Class] = {}
 _MAX_CLASSIFIED = 4096
 
 
+# keys line() reads itself before classifying: never "info" for the fast path in parse()
+_NAMED = frozenset(
+    {
+        "Identifier",
+        *_VENDOR_KEYS,
+        "Module State",
+        "Module temperature",
+        "Module voltage",
+        "Alarm/warning flags implemented",
+    }
+)
+
+
 def _classify(key: str) -> _Class:
+    if key in _NAMED:
+        return "named", "", "", None
     if m := _THRESHOLD.match(key):
         return "threshold", _QUANTITY[m["what"]], m["kind"].replace(" ", "_"), None
     if m := _MONITOR.match(key):
@@ -234,6 +254,7 @@ class _Parser:
         self.levels: dict[str, dict[str, float | None]] = {}
         self.info: list[tuple[str, str]] = []
         self.seen: set[str] = set()
+        self.started = False  # the first line (Identifier) was read, or lost with a collector
 
     def fail(self, expected: str) -> ParseError:
         return ParseError(self.source, expected, line=self.number)
@@ -271,6 +292,7 @@ class _Parser:
 
     def line(self, key: str, value: str) -> None:
         if key == "Identifier":
+            self.started = True
             self.once(key)
             m = _IDENTIFIER.match(value)
             if m is None:
@@ -357,6 +379,13 @@ class _Parser:
             return "sff-8472"
         return None
 
+    def read_any(self) -> bool:
+        """Something beyond descriptive lines was read."""
+        return bool(
+            self.identifier_code is not None or self.identity or self.scalars or self.lanes or self.levels
+            or self.module_flags or self.module_state is not None or self.alarm_flags is not None
+        )  # fmt: skip
+
     def result(self) -> ModuleEeprom:
         lanes = tuple(_lane(number, self.lanes[number]) for number in sorted(self.lanes))
         thresholds = None
@@ -420,32 +449,48 @@ def _lane(number: int, b: _LaneBuild) -> Lane:
     )
 
 
-def parse(text: str, source: str = "<input>") -> ModuleEeprom:
-    """Read decoded ``ethtool -m`` output; raise :class:`ParseError` on anything off-grammar."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> ModuleEeprom:
+    """Read decoded ``ethtool -m`` output; raise :class:`ParseError` on anything off-grammar.
+
+    With ``problems`` a line that cannot be read costs its value (see the module docstring).
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
     parser = _Parser(source)
     seen = parser.seen
     for number, raw in enumerate(text.split("\n"), start=1):
         key, colon, value = raw.partition(":")
         key = key.strip()
-        if not colon or not key:
-            if not raw.strip():
-                continue
-            parser.number = number
-            raise parser.fail(f"expected '<key> : <value>', got {raw.strip()[:60]!r}")
-        parser.number = number
-        value = value.strip()
-        found = _CLASSIFIED.get(key)
-        if found is not None and found[0] == "flag" and parser.identifier_code is not None:
-            # the commonest line (a fifth to a half of a module's): handled here, as line() would
-            if key in seen:
-                raise parser.fail(f"expected {key!r} once")
-            seen.add(key)
-            parser.flag(found[1], found[2], found[3], parser.on_off(value))
+        if (not colon or not key) and not raw.strip():
             continue
-        if parser.identifier_code is None and key != "Identifier":
-            raise parser.fail(f"expected 'Identifier : 0x..' first (decoded ethtool -m), got {raw.strip()[:60]!r}")
-        parser.line(key, value)
-    if parser.identifier_code is None:
+        parser.number = number
+        try:
+            if not colon or not key:
+                raise parser.fail(f"expected '<key> : <value>', got {raw.strip()[:60]!r}")
+            value = value.strip()
+            found = _CLASSIFIED.get(key)
+            if found is not None and parser.started:
+                # the commonest lines (flags, a fifth to a half of a module's, and descriptive ones): handled
+                # here, as line() would
+                if found[0] == "info":
+                    parser.info.append((key, value))
+                    continue
+                if found[0] == "flag":
+                    if key in seen:
+                        raise parser.fail(f"expected {key!r} once")
+                    seen.add(key)
+                    parser.flag(found[1], found[2], found[3], parser.on_off(value))
+                    continue
+            if not parser.started and key != "Identifier":
+                raise parser.fail(f"expected 'Identifier : 0x..' first (decoded ethtool -m), got {raw.strip()[:60]!r}")
+            parser.line(key, value)
+        except ParseError as exc:
+            if log.is_strict:
+                raise
+            log.record(exc, f"the {key!r} value of line {number}" if colon and key else f"line {number}")
+            parser.started = True  # a lost first line costs the identifier; the lines after it are read
+    if parser.identifier_code is None and (not log.problems or not parser.read_any()):
+        if log.problems:
+            raise log.problems[0].error()
         raise ParseError(source, "expected ethtool -m output, got empty text", line=1)
     return parser.result()
 

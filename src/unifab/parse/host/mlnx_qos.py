@@ -23,6 +23,14 @@ Nothing in the output says who owns the receive buffers (firmware or driver, mlx
 When the rate limit cannot be read, mlnx_qos prints TC lines without the ``tc: N ratelimit: ..., tsa:``
 prefix; the TC number is then taken from the order of the blocks (exact with ``-a``, a guess without).
 Very old mlnx_qos also lists ``skprio: N [(tos: M)]`` lines under each TC; they are skipped.
+
+With a :class:`~unifab.errors.ParseProblems` collector a line that cannot be read costs that line, named at
+it: the DCBX mode, cable length, buffer sizes, the PFC ``priority`` or ``buffer`` row; a TC line costs that TC
+block, its ``priority`` lines skipped with it (so they are not read into the TC above; a garbled ``priority``
+line costs the rest of its block too). A lost section header is inferred from the lines under it. What the
+record cannot say is unknown still costs the file (raised at its line): the trust state, a DSCP of the map
+(an absent DSCP or trust reads as a mismatch, not as unknown) and the PFC ``enabled`` row (a lost row would
+read as no priority enabled). A text with problems and nothing read raises.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["LLDPAD_WARNING", "RATE_UNSUPPORTED", "Buffers", "MlnxQos", "TcConfig", "dump", "parse"]
 
@@ -48,6 +56,8 @@ _TSA = re.compile(r"^(?:ets, ?bw: ?([0-9]+) ?%|strict|vendor|unknown)$")
 _TC_PRIORITY = re.compile(r"^priority: ?([0-9]+)$")
 _SKPRIO = re.compile(r"^skprio: ?[0-9]+(?: \(tos: ?[0-9]+\))?$")
 _NUM = re.compile(r"^[0-9]+$")
+# the numbers as mlnx_qos prints them ("7", "07", "63"), looked up rather than checked and converted (fast path)
+_SMALL = {**{f"{n:02d}": n for n in range(10)}, **{str(n): n for n in range(64)}}
 
 # Section headers in the order pretty_print writes them; each may appear at most once, in this order.
 _HEADERS = (
@@ -101,8 +111,9 @@ class _Tc:
 
 
 class _Parser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, log: ParseProblems) -> None:
         self.source = source
+        self.log = log
         self.number = 0
         self.rank = -1  # index into _HEADERS of the last section header seen
         self.dcbx: str | None = None
@@ -114,11 +125,18 @@ class _Parser:
         self.pfc_rows: dict[str, tuple[int, ...]] = {}
         self.tcs: list[_Tc] = []
         self.notices: list[str] = []
+        self.tc_count = 0  # TC blocks met, lost ones included (numbers the blocks printed without "tc: N")
+        self.lost = False  # a line was lost since the last header: it may have been a header (inferred then)
+        self.orphan = False  # a line was lost since the last TC line: "priority" lines are skipped until one
+        self.maybe_block = False  # that lost line may have been a TC line (counted if priority lines follow)
+        self.lost_at: list[tuple[int, int]] = []  # (section rank when lost, index into log.problems)
 
     def fail(self, expected: str) -> ParseError:
         return ParseError(self.source, expected, line=self.number)
 
     def number_in(self, token: str, high: int, what: str) -> int:
+        if (n := _SMALL.get(token)) is not None and n <= high:
+            return n
         if not (token.isascii() and token.isdigit()) or int(token) > high:  # _NUM, without the regex
             raise self.fail(f"expected {what} (0..{high}), got {token!r}")
         return int(token)
@@ -128,6 +146,22 @@ class _Parser:
         if rank < self.rank or (rank == self.rank and header != "tc:"):
             raise self.fail(f"expected {header!r} only once and before {_HEADERS[self.rank]!r}")
         self.rank = rank
+        self.lost = False
+
+    def inferred(self, header: str) -> bool:
+        """After a lost line, a line of a later section than the current one: that section's header was lost."""
+        if not self.lost or (rank := _HEADERS.index(header)) <= self.rank:
+            return False
+        self.rank = rank
+        return True
+
+    def lose(self, raw: str) -> str:
+        """The line being read could not be: what it costs (for the problem), and the state after it."""
+        self.lost = self.orphan = self.maybe_block = True
+        self.lost_at.append((self.rank, len(self.log.problems)))
+        if (self.rank >= 0 and _HEADERS[self.rank] == "tc:") or raw.lstrip().startswith("tc:"):
+            return f"line {self.number} (a TC line costs its block: the priority lines under it are skipped)"
+        return f"line {self.number}"
 
     def line(self, raw: str) -> None:
         text = " ".join(raw.split())
@@ -139,7 +173,7 @@ class _Parser:
                 self.dscp_line(self.number_in(m[1], 7, "a priority"), m[2])
                 return
             if section == "tc:" and text.startswith("priority:") and (m := _TC_PRIORITY.match(text)):
-                self.tc_priority(self.number_in(m[1], 7, "a priority"))
+                self.tc_priority(m[1])
                 return
             if text.startswith("tc:") and (m := _TC_LINE.match(text)):
                 self.enter("tc:")
@@ -173,22 +207,24 @@ class _Parser:
         elif text.startswith("Cable len:"):
             self.enter("Cable len:")
             self.cable_len = self.number_in(text.removeprefix("Cable len:").strip(), 0xFFFF, "a cable length")
-        elif (m := _DSCP_LINE.match(text)) and section == "dscp2prio mapping:":
+        elif (m := _DSCP_LINE.match(text)) and (section == "dscp2prio mapping:" or self.inferred("dscp2prio mapping:")):
             self.dscp_line(self.number_in(m[1], 7, "a priority"), m[2])
-        elif _DEFAULT_PRIO.match(text) and section == "default priority:":
+        elif _DEFAULT_PRIO.match(text) and (section == "default priority:" or self.inferred("default priority:")):
             pass  # default priority (ETHERTYPE app entry): not part of the record
-        elif text.split(" ", 1)[0] in ("priority", "enabled", "buffer") and section == "PFC configuration:":
+        elif text.split(" ", 1)[0] in ("priority", "enabled", "buffer") and (
+            section == "PFC configuration:" or self.inferred("PFC configuration:")
+        ):
             self.pfc_row(text)
         elif (m := _TC_LINE.match(text)) or _TSA.match(text):
             self.enter("tc:")
             if m is None:  # no "tc: N ratelimit: R, tsa:" prefix (rate limit unsupported): TC from order
-                self.tc_block(len(self.tcs), None, text)
+                self.tc_block(self.tc_count, None, text)
             else:
                 rate = None if m[3] is None else float(m[3])
                 self.tc_block(self.number_in(m[1], 7, "a TC number"), rate, m[4])
-        elif (m := _TC_PRIORITY.match(text)) and section == "tc:":
-            self.tc_priority(self.number_in(m[1], 7, "a priority"))
-        elif _SKPRIO.match(text) and section == "tc:":
+        elif (m := _TC_PRIORITY.match(text)) and (section == "tc:" or self.orphan):
+            self.tc_priority(m[1])
+        elif _SKPRIO.match(text) and (section == "tc:" or self.orphan):
             pass  # socket priority -> TC (old tc_wrap-based mlnx_qos): not part of the record
         else:
             raise self.fail(f"expected a line of mlnx_qos output, got {text[:60]!r}")
@@ -198,24 +234,34 @@ class _Parser:
         if tokens[-1] == "":
             tokens.pop()  # every DSCP is followed by a comma
         mapping = self.dscp2prio
-        for token in tokens:
-            if token.isascii() and token.isdigit() and int(token) <= 63:
-                dscp = int(token)
-            else:
-                dscp = self.number_in(token, 63, f"a DSCP number in the prio:{prio} list")  # raises
+        dscps = [*map(_SMALL.get, tokens)]
+        if None not in dscps and mapping.keys().isdisjoint(dscps):  # the printed form, each DSCP new
+            mapping.update(dict.fromkeys(dscps, prio))  # type: ignore[arg-type]
+            return
+        for token in tokens:  # one bad DSCP costs that DSCP (strict: raises)
+            if not (token.isascii() and token.isdigit() and int(token) <= 63):
+                what = f"expected a DSCP number in the prio:{prio} list (0..63), got {token!r}"
+                self.lost_at.append((-2, len(self.log.problems)))  # -2: a DSCP lost, always costs the file
+                self.log.add(what, f"that DSCP of the prio:{prio} line", line=self.number)
+                continue
+            dscp = int(token)
             if mapping.setdefault(dscp, prio) != prio:
-                raise self.fail(f"expected DSCP {dscp} on one priority, got {self.dscp2prio[dscp]} and {prio}")
+                what = f"expected DSCP {dscp} on one priority, got {mapping[dscp]} and {prio}"
+                self.lost_at.append((-2, len(self.log.problems)))
+                self.log.add(what, f"DSCP {dscp} of the prio:{prio} line", line=self.number)
 
     def buffer_sizes(self, listing: str) -> None:
         tokens = listing.replace(" ", "").split(",")
+        total = None
         if tokens[-1] == "":
             tokens.pop()  # sysfs-era output: no total after the last size
         elif m := _BUFFER_TOTAL.match(tokens[-1]):
-            self.total = int(m[1])
+            total = int(m[1])
             tokens.pop()
         if len(tokens) != 8 or not all(_NUM.match(t) for t in tokens):
             raise self.fail("expected 8 comma-separated sizes after 'Receive buffer size (bytes):'")
         self.sizes = tuple(int(t) for t in tokens)
+        self.total = total
 
     def pfc_row(self, text: str) -> None:
         name, *cells = text.split(" ")
@@ -239,12 +285,40 @@ class _Parser:
             raise self.fail(f"expected one block per TC, got tc {tc} twice")
         tsa = tsa_text.split(",", 1)[0]
         self.tcs.append(_Tc(tc, tsa, None if m[1] is None else int(m[1]), rate, []))
+        self.tc_count += 1
+        self.orphan = self.maybe_block = False
 
-    def tc_priority(self, prio: int) -> None:
+    def tc_priority(self, token: str) -> None:
+        if self.orphan:  # under a TC line that was lost (or after a lost priority line): skipped with it
+            if self.maybe_block:  # the lost line was a TC line: count it, so later blocks keep their numbers
+                self.tc_count += 1
+                self.maybe_block = False
+            return
+        prio = self.number_in(token, 7, "a priority")
         for t in self.tcs:
             if prio in t.prios:
                 raise self.fail(f"expected priority {prio} in one TC, got tc {t.tc} and tc {self.tcs[-1].tc}")
         self.tcs[-1].prios.append(prio)
+
+    def unknowable(self) -> int | None:
+        """The first problem that lost a value the record would show as a wrong one (see the module docstring):
+        the trust line (lost before the trust value was read), a DSCP (lost in the map's section while the map
+        misses DSCPs), the PFC ``enabled`` row (lost in the PFC section while no such row was read)."""
+        for rank, index in self.lost_at:
+            if (
+                rank == -2
+                or (rank <= 1 and self.trust is None)
+                or (rank == 2 and len(self.dscp2prio) < 64)
+                or (rank == 6 and "enabled" not in self.pfc_rows)
+            ):
+                return index
+        return None
+
+    def read_any(self) -> bool:
+        return bool(
+            self.dcbx or self.trust or self.dscp2prio or self.sizes or self.cable_len is not None
+            or self.pfc_rows or self.tcs
+        )  # fmt: skip
 
     def result(self) -> MlnxQos:
         enabled = self.pfc_rows.get("enabled", ())
@@ -267,15 +341,28 @@ class _Parser:
         )
 
 
-def parse(text: str, source: str = "<input>") -> MlnxQos:
-    """Read ``mlnx_qos -i <netdev>`` output; raise :class:`ParseError` on anything off-grammar."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> MlnxQos:
+    """Read ``mlnx_qos -i <netdev>`` output; raise :class:`ParseError` on anything off-grammar.
+
+    With ``problems`` a line that cannot be read costs what it holds (see the module docstring), the rest
+    is read; a text with problems and nothing read raises the first.
+    """
     if not text.strip():
         raise ParseError(source, "expected mlnx_qos output, got empty text", line=1)
-    parser = _Parser(source)
+    log = problems if problems is not None else ParseProblems.strict(source)
+    parser = _Parser(source, log)
     for number, raw in enumerate(text.split("\n"), start=1):
         if raw.strip():
             parser.number = number
-            parser.line(raw)
+            try:
+                parser.line(raw)
+            except ParseError as exc:
+                if log.is_strict:
+                    raise
+                skipped = parser.lose(raw)
+                log.record(exc, skipped)
+    if log.problems and ((lost := parser.unknowable()) is not None or not parser.read_any()):
+        raise log.problems[lost or 0].error()
     return parser.result()
 
 

@@ -28,6 +28,11 @@ XML safety: the text is parsed with expat directly (no network, no external DTD:
 nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">`` is never fetched), and a document with an internal DTD subset
 or any ``<!ENTITY>`` declaration is rejected, so no entity can be expanded. Errors carry expat's line number
 (the same value ElementTree's ``ParseError.position`` reports).
+
+With a :class:`~unifab.errors.ParseProblems` collector a value that cannot be read (a number, ``Yes``/``No`` or
+UUID off its grammar) costs that field, read as None and named at its element's line (an ECC total with one bad
+part is None, not a smaller sum); a ``<gpu>`` without a readable PCI address costs that GPU. XML that is not
+well-formed, or another root element, still costs the file (expat stops at the first error).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from dataclasses import astuple, dataclass
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.lspci import normalize_bdf
 
 __all__ = [
@@ -218,12 +223,18 @@ def _find_parts(parent: ET.Element, parts: tuple[str, ...], at: int) -> ET.Eleme
 
 
 class _Reader:
-    def __init__(self, doc: XmlDocument, source: str) -> None:
+    def __init__(self, doc: XmlDocument, source: str, log: ParseProblems) -> None:
         self.doc = doc
         self.source = source
+        self.log = log
+        self.where = "the host"  # whose values are being read, for what a bad one costs
 
     def fail(self, element: ET.Element, expected: str) -> ParseError:
         return ParseError(self.source, expected, line=self.doc.line(element))
+
+    def bad(self, element: ET.Element, expected: str) -> None:
+        """A value off its grammar: raised when strict, else named and read as None (it costs that field)."""
+        self.log.add(expected, f"<{element.tag}> of {self.where} (read as unknown)", line=self.doc.line(element))
 
     def text(self, parent: ET.Element, path: str) -> str | None:
         hit = self.first_text(parent, path)
@@ -247,13 +258,16 @@ class _Reader:
         element, value = hit
         m = _QUANTITY.match(value)
         if m is None or (m["unit"] and m["unit"] != unit):
-            raise self.fail(
+            self.bad(
                 element, f"expected <{element.tag}> as a number{' in ' + unit if unit else ''}, got {value[:30]!r}"
             )
+            return None
         try:
             return cast(m["n"])
         except ValueError:
-            raise self.fail(element, f"expected <{element.tag}> as an integer, got {value[:30]!r}") from None
+            pass  # reported below, outside the handler (no chained ValueError)
+        self.bad(element, f"expected <{element.tag}> as an integer, got {value[:30]!r}")
+        return None
 
     def integer(self, parent: ET.Element, *paths: str, unit: str = "") -> int | None:
         value = self.number(parent, *paths, unit=unit, cast=int)
@@ -265,7 +279,8 @@ class _Reader:
             return None
         element, value = hit
         if value not in ("Yes", "No"):
-            raise self.fail(element, f"expected <{element.tag}> Yes or No, got {value[:30]!r}")
+            self.bad(element, f"expected <{element.tag}> Yes or No, got {value[:30]!r}")
+            return None
         return value == "Yes"
 
     def ecc(self, gpu: ET.Element, which: str) -> EccCounts:
@@ -277,7 +292,10 @@ class _Reader:
         return EccCounts(self.sum(block, _CORRECTABLE), self.sum(block, _UNCORRECTABLE))
 
     def sum(self, block: ET.Element, names: tuple[str, ...]) -> int | None:
+        known = len(self.log.problems)
         values = [self.integer(block, name) for name in names]
+        if len(self.log.problems) != known:  # a part could not be read: the total is unknown, not smaller
+            return None
         present = [v for v in values if v is not None]
         return sum(present) if present else None
 
@@ -313,7 +331,8 @@ class _Reader:
             return None
         element, value = hit
         if not _UUID.match(value):
-            raise self.fail(element, f"expected <{element.tag}> as a UUID, got {value[:40]!r}")
+            self.bad(element, f"expected <{element.tag}> as a UUID, got {value[:40]!r}")
+            return None
         return None if value == _NO_UUID else value.lower()
 
     def gpu(self, el: ET.Element) -> Gpu:
@@ -321,6 +340,7 @@ class _Reader:
         bus_id = normalize_bdf(raw_id)
         if bus_id is None:
             raise self.fail(el, f"expected <gpu id=...> or <pci_bus_id> as a PCI address, got {raw_id[:30]!r}")
+        self.where = f"GPU {bus_id}"
         power = ("gpu_power_readings", "power_readings")
         link = "pci/pci_gpu_link_info"
         return Gpu(
@@ -366,20 +386,34 @@ class _Reader:
         )
 
 
-def parse(text: str, source: str = "<input>") -> NvidiaSmiQ:
-    """Read ``nvidia-smi -q -x`` XML into per-GPU records."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NvidiaSmiQ:
+    """Read ``nvidia-smi -q -x`` XML into per-GPU records.
+
+    With ``problems`` a bad value costs that field and a GPU without a PCI address that GPU (see the module
+    docstring); a document with problems and no GPU or version read raises the first.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
     doc = read_xml(text, source)
     root = doc.root
-    reader = _Reader(doc, source)
+    reader = _Reader(doc, source, log)
     if root.tag != "nvidia_smi_log":
         raise reader.fail(root, f"expected the root element <nvidia_smi_log>, got <{root.tag}>")
-    return NvidiaSmiQ(
+    attached = reader.integer(root, "attached_gpus")
+    gpus = []
+    for el in root.findall("gpu"):
+        reader.where = f"the GPU at line {doc.line(el)}"
+        with log.skipping(f"the GPU at line {doc.line(el)}"):
+            gpus.append(reader.gpu(el))
+    record = NvidiaSmiQ(
         timestamp=reader.text(root, "timestamp"),
         driver_version=reader.text(root, "driver_version"),
         cuda_version=reader.text(root, "cuda_version"),
-        attached_gpus=reader.integer(root, "attached_gpus"),
-        gpus=tuple(reader.gpu(el) for el in root.findall("gpu")),
+        attached_gpus=attached,
+        gpus=tuple(gpus),
     )
+    if log.problems and not gpus and record.driver_version is None and record.cuda_version is None:
+        raise log.problems[0].error()
+    return record
 
 
 # --- dump: records -> nvidia-smi -q -x XML ----------------------------------------------------------
