@@ -30,6 +30,7 @@ SCENARIOS = (
     "cable-len",
     "ecn-off",
     "cnp-not-strict",
+    "ets-switch",
     "pfcwd-off",
     "mtu-mismatch",
     "dscp-lossy",

@@ -286,8 +286,9 @@ def host_dcbx(rng: random.Random, bundle: Path) -> Edit | None:
 
 
 def host_gid(rng: random.Random, bundle: Path) -> Edit | None:
-    """A RoCE v2 GID turns v1: HOST-GID reads the index the jobs on the host set (NCCL_IB_GID_INDEX)."""
-    return _sub(rng, bundle, "GID type", "cmd/show_gids.txt", r"\bv2\b", lambda s: "v1")
+    """The RoCE v2 GID at the index the jobs set (NCCL_IB_GID_INDEX=3 in the twin) turns v1: HOST-GID reads it.
+    (Another v2 GID, such as the IPv6 link-local one at index 1, changes nothing: no mutation is wasted on it.)"""
+    return _sub(rng, bundle, "GID type", "cmd/show_gids.txt", r"^\S+\t\d+\t3\t.*\bv2(?=\t)", lambda s: s[:-2] + "v1")
 
 
 def switch_version(rng: random.Random, bundle: Path) -> Edit | None:

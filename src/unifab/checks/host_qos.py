@@ -23,13 +23,13 @@ from unifab.checks.registry import CheckSpec
 from unifab.errors import UsageError
 from unifab.model import EtsClass, Finding, Fix, Nic, Port, Severity
 from unifab.render import host_script as hs
-from unifab.render import sonic
 from unifab.render.nic_cli import BNXT, dcbx_of, dialect_of
 
 __all__ = ["CHECKS", "DEFAULT_DCBX", "check_dcbx", "check_ets", "wanted_dcbx"]
 
 DEFAULT_DCBX = "os"
 _WEIGHTED = ("DWRR", "WRR")
+ROCE_SHARE = 50  # percent: the RoCE class's ETS share the NIC fix sets too
 
 
 def wanted_dcbx(ctx: CheckContext) -> str | None:
@@ -140,7 +140,7 @@ def _nic_ets_fix(nic: Nic, roce_prio: int) -> Fix:
     others = [tc for tc in range(8) if tsa[tc] == "ets" and tc != roce_tc]
     bw = dict.fromkeys(range(8), 0)
     if roce_tc is not None and tsa[roce_tc] == "ets":
-        bw[roce_tc] = 50 if others else 100
+        bw[roce_tc] = ROCE_SHARE if others else 100
     rest = 100 - sum(bw.values())
     for i, tc in enumerate(others):
         bw[tc] = rest // len(others) + (1 if i < rest % len(others) else 0)
@@ -195,11 +195,8 @@ def _switch_ets(ctx: CheckContext) -> Iterator[Finding]:
         queue = port.qos.queues.get(index)
         if queue is None or queue.scheduler_type not in _WEIGHTED or queue.weight != 0:
             continue
-        fixes = []
-        if ctx.os_of(port.switch) == "sonic" and queue.scheduler:
-            fixes.append(Fix(port.switch, (sonic.hset(f"SCHEDULER|{queue.scheduler}", "weight", "50"),)))
-        else:
-            fixes.append(Fix(port.switch, (f"# give the RoCE queue {index} a non-zero DWRR weight / bandwidth share",)))
+        # the RoCE queue at the share the NIC side gives its class (ETS 50 %), in the switch's own language
+        fixes = [Fix(port.switch, ctx.cli(port.switch).queue_weight(port.name, index, ROCE_SHARE))]
         yield Finding(
             check="QOS-ETS",
             severity=Severity.ERROR,

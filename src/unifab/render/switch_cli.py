@@ -71,6 +71,7 @@ class SwitchCli(Protocol):
     def ecn_probability(self, profile: str, queue: int, percent: int) -> Commands: ...
     def ecn_mark_mode(self, profile: str, queue: int, mode: str) -> Commands: ...
     def queue_strict(self, port: str, queue: int) -> Commands: ...
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands: ...
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands: ...
     def port_mtu(self, port: str, mtu: int) -> Commands: ...
     def port_speed(self, port: str, mbps: int) -> Commands: ...
@@ -164,6 +165,18 @@ class SwitchObjects:
                 counts[qq.scheduler] += 1
                 key = (index == queue, index == queue and _sched_shape(q, queue) == own)
                 shape[qq.scheduler] = max(shape.get(qq.scheduler, key), key)
+        return _ranked(counts, lambda n: shape[n])
+
+    def weighted_scheduler(self, port: str, queue: int, weight: int) -> str | None:
+        """A DWRR scheduler of that ``weight`` another port of this switch uses (on ``queue`` first)."""
+        counts: Counter[str] = Counter()
+        shape: dict[str, tuple[bool]] = {}
+        for _, q in self._others(port):
+            for index, qq in q.queues.items():
+                if qq.scheduler_type not in ("DWRR", "WRR") or qq.weight != weight or not qq.scheduler:
+                    continue
+                counts[qq.scheduler] += 1
+                shape[qq.scheduler] = max(shape.get(qq.scheduler, (False,)), (index == queue,))
         return _ranked(counts, lambda n: shape[n])
 
     def bound(self, attr: str) -> set[str]:
@@ -267,6 +280,16 @@ class SonicCli(_Dialect):
             create = (sonic.hset(f"SCHEDULER|{scheduler}", "type", "STRICT"),)
         return (*create, sonic.queue_scheduler(port, queue, _name(scheduler)))
 
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
+        """The queue bound to a DWRR scheduler of that weight (one the switch has, else ``unifab_dwrr_<w>``):
+        its current scheduler may be shared by other ports or queues, so it is left as it is."""
+        scheduler = self.objects.weighted_scheduler(port, queue, percent)
+        create: Commands = ()
+        if scheduler is None:
+            scheduler = f"unifab_dwrr_{percent}"
+            create = (sonic.hset(f"SCHEDULER|{scheduler}", "type", "DWRR", ("weight", str(percent))),)
+        return (*create, sonic.queue_scheduler(port, queue, _name(scheduler)))
+
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:
         commands = [sonic.hset(f"PORT_QOS_MAP|{port}", "pfcwd_sw_enable", _csv(priorities))]
         if wd is not None:
@@ -354,6 +377,9 @@ class EosCli(_Dialect):
 
     def queue_strict(self, port: str, queue: int) -> Commands:
         return (f"interface {port}", f"tx-queue {queue}", "priority strict")
+
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
+        return (f"interface {port}", f"tx-queue {queue}", f"bandwidth percent {percent}")
 
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:
         lines = [f"interface {port}", "priority-flow-control pause watchdog"]
@@ -485,6 +511,21 @@ class NvueCli(_Dialect):
                 lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} bw-percent {weight}")
         return (*lines, self._bind(port, "egress-scheduler", name))
 
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
+        """The port bound to an egress-scheduler profile like its own with ``queue`` at DWRR ``percent``: the
+        bound profile may be shared, so a copy (``unifab-ets-<digest>``) takes the change."""
+        shape = dict(_sched_shape(self.objects.qos(port), queue))
+        shape[queue] = ("DWRR", percent)
+        kept = {tc: v for tc, v in sorted(shape.items()) if cast(tuple[str | None, int | None], v)[0] in NVUE_MODES}
+        name = f"unifab-ets-{_digest(sorted(kept.items()))}"
+        lines = []
+        for tc, values in kept.items():
+            kind, weight = cast(tuple[str, int | None], values)
+            lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} mode {NVUE_MODES[kind]}")
+            if kind == "DWRR" and weight is not None:
+                lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} bw-percent {weight}")
+        return (*lines, self._bind(port, "egress-scheduler", name))
+
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:
         return (f"nv set interface {_w(port)} qos pfc-watchdog",)
 
@@ -566,6 +607,9 @@ class JunosCli(_Dialect):
     def queue_strict(self, port: str, queue: int) -> Commands:
         return self._not_read(f"priority strict-high on the scheduler of queue {queue} of {port}")
 
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
+        return self._not_read(f"transmit-rate percent {percent} on the scheduler of queue {queue} of {port}")
+
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:
         return self._not_read(f"the PFC watchdog of {port} (pfc-watchdog under its congestion-notification-profile)")
 
@@ -628,6 +672,9 @@ class IbCli(_Dialect):
         return self._na("ECN marking")
 
     def queue_strict(self, port: str, queue: int) -> Commands:
+        return self._na("a queue scheduler")
+
+    def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
         return self._na("a queue scheduler")
 
     def pfc_watchdog(self, port: str, priorities: Iterable[int], wd: PfcWatchdog | None) -> Commands:

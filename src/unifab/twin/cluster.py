@@ -139,6 +139,7 @@ class TwinPort:
     configured_cable_m: int | None = None  # CABLE_LENGTH when it differs from the real cable
     trusts_dscp: bool = True
     cnp_queue_strict: bool = True
+    roce_queue_weight: int | None = None  # DWRR weight of the RoCE queue when it is not the intent's
     pfcwd: bool = True
     fec: str = "rs"
     headroom_short: bool = False  # lossless PG profile with a quarter of the xoff the cable needs

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from unifab.model import port_id
 from unifab.twin.cluster import PARTIAL_MARK_MODES, QOS_MAP, ROCE_DSCP, ROCE_PRIO, Cluster, TwinPort, TwinSwitch
 from unifab.twin.host_scenarios import HOST_NEEDS, HOST_SCENARIOS
 from unifab.twin.picker import CANNOT_EXPRESS, HostLink, Picker, Truth, Uplink, link_truth
@@ -291,6 +292,32 @@ cnp_not_strict = _link_scenario(
     "a switch port schedules the CNP queue DWRR instead of strict.",
     lambda lk: _setting(lk.port, "cnp_queue_strict", False, "CNP queue scheduled DWRR instead of strict"),
 )
+
+
+def ets_switch(cluster: Cluster, pick: Picker) -> list[Truth]:
+    """QOS-ETS: a leaf port toward a NIC schedules the RoCE queue DWRR with weight 0 (SONiC: bound to a weight-0
+    DWRR scheduler; EOS: ``tx-queue 3 / bandwidth percent 0``; NVUE: a port egress-scheduler profile with the RoCE
+    traffic class at ``bw-percent 0``), so RoCE is served only when no other queue has traffic.
+
+    The finding is the port's (``port:<leaf>:<port>``), not the link's: the NIC end is not part of it.
+    """
+    out = []
+    for lk in pick.links_for("ets-switch"):
+        lk.port.roce_queue_weight = 0
+        ident = port_id(lk.leaf.name, lk.port.name)
+        out.append(
+            {
+                "check": "QOS-ETS",
+                "subject": {"kind": "port", "id": ident},
+                "entities": [ident],
+                "side": "switch",
+                "device": lk.leaf.name,
+                "detail": "RoCE queue DWRR weight 0 on the switch port: no guaranteed bandwidth",
+            }
+        )
+    return out
+
+
 pfcwd_off = _link_scenario(
     "pfcwd-off",
     "QOS-PFCWD",
@@ -439,6 +466,8 @@ SCENARIOS: dict[str, Callable[[Cluster, Picker], list[Truth]]] = {
     "uplink-trust": uplink_trust,
     "uplink-cnp": uplink_cnp,
     "uplink-pfcwd": uplink_pfcwd,
+    # last of the QoS ones, so the seeded picks of the scenarios before it stay as they were
+    "ets-switch": ets_switch,
 }
 V1_SCENARIOS = ("pfc-mismatch", "dscp-lossy", "ecn-off", "mtu-mismatch")
 # Host facts (PCIe, GIDs, RoCE MTU, DCBX, ETS, ACS, peer memory) take free NIC links and free hosts next.

@@ -15,8 +15,9 @@ clean switch is exactly its intent and a broken one differs only where it was br
 * per port: ``mtu``, ``speed_mbps``, ``fec`` → ``PORT``; ``pfc`` → ``pfc_enable``/``pfcwd_sw_enable``
   and the lossless ``BUFFER_PG`` keys; ``trusts_dscp`` → ``dscp_to_tc_map``; ``pfcwd`` → ``PFC_WD``;
   ``roce_queue_ecn`` → the RoCE queue's ``wred_profile``; ``cnp_queue_strict`` → the CNP queue's
-  scheduler (a DWRR one); ``configured_cable_m`` → the port is rendered for that length
-  (``CABLE_LENGTH`` and the PG profile the device derives from it); ``headroom_short`` → a
+  scheduler (a DWRR one); ``roce_queue_weight`` → the RoCE queue's scheduler, a DWRR one of that weight
+  (``<profile>_DWRR_<weight>``, added when the intent renders none); ``configured_cable_m`` → the port is
+  rendered for that length (``CABLE_LENGTH`` and the PG profile the device derives from it); ``headroom_short`` → a
   ``..._short_profile`` with a quarter of the xoff.
 """
 
@@ -158,6 +159,10 @@ def _port_deviations(name: str, port: TwinPort, profile: QosProfile, tables: dic
     if not port.cnp_queue_strict:
         dwrr = min(s for s, row in tables["SCHEDULER"].items() if row.get("type") == "DWRR")
         tables["QUEUE"].setdefault(f"{name}|{profile.cnp_queue}", {})["scheduler"] = dwrr
+    if port.roce_queue_weight is not None:
+        scheduler = f"{profile.name}_DWRR_{port.roce_queue_weight}"
+        tables["SCHEDULER"].setdefault(scheduler, {"type": "DWRR", "weight": str(port.roce_queue_weight)})
+        tables["QUEUE"].setdefault(f"{name}|{profile.roce_queue}", {})["scheduler"] = scheduler
     if port.headroom_short:
         for key in [k for k in tables["BUFFER_PG"] if k.startswith(f"{name}|") and k != f"{name}|0"]:
             pg_profile = tables["BUFFER_PG"][key]["profile"]

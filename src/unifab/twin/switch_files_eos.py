@@ -19,7 +19,8 @@ What the configuration encodes, per :class:`~unifab.twin.cluster.TwinSwitch` / `
   (``<peer>:<peer port>``), ``qos trust cos`` when the port does not trust DSCP, the port's PFC
   priorities (``no priority-flow-control`` when none; ``priority N no-drop|drop`` otherwise),
   ``no priority-flow-control pause watchdog`` (pfcwd off), ``tx-queue 3 / no random-detect ecn``
-  (ECN off) and ``tx-queue 6 / no priority`` (CNP queue not strict);
+  (ECN off), ``tx-queue 3 / bandwidth percent N`` (``roce_queue_weight``: the RoCE queue's round-robin
+  share) and ``tx-queue 6 / no priority`` (CNP queue not strict);
 * the watchdog timers and action globally: ``default timeout 0.2``, ``default recovery-time 0.2``,
   ``action drop`` (SONiC's PFC_WD 200 ms / 200 ms / drop).
 
@@ -85,8 +86,9 @@ def _overrides(port: TwinPort) -> ec.EosQosSettings:
         if c.ROCE_PRIO not in port.pfc:
             prios[c.ROCE_PRIO] = False
     queues: dict[int, ec.EosQueueConfig] = {}
-    if not port.roce_queue_ecn:
-        queues[c.ROCE_PRIO] = ec.EosQueueConfig(index=c.ROCE_PRIO, ecn=False)
+    if not port.roce_queue_ecn or port.roce_queue_weight is not None:
+        ecn = None if port.roce_queue_ecn else False
+        queues[c.ROCE_PRIO] = ec.EosQueueConfig(index=c.ROCE_PRIO, ecn=ecn, bandwidth_percent=port.roce_queue_weight)
     if not port.cnp_queue_strict:
         queues[c.CNP_PRIO] = ec.EosQueueConfig(index=c.CNP_PRIO, strict=False)
     return ec.EosQosSettings(

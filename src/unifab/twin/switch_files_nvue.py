@@ -12,8 +12,9 @@ whose records are first changed where scenarios broke the switch:
   l2``, same maps); other PFC priorities → ``<NAME>-sp<prios>-<m>m``, none → ``<NAME>-no-pfc-<m>m``
   (no switch priorities, rx and tx off: RoCE mode's default would give the port PFC); ECN off on the
   RoCE queue → ``<NAME>-no-ecn``; CNP queue not strict → ``<NAME>-cnp-dwrr`` (DWRR 1 %, taken from
-  queue 0); no watchdog → no ``pfc-watchdog``; ``configured_cable_m`` → the port is rendered for that
-  cable length.
+  queue 0); ``roce_queue_weight`` → ``<NAME>-roce-dwrr<weight>`` (the RoCE traffic class DWRR at that
+  ``bw-percent``, the other classes as the intent's); no watchdog → no ``pfc-watchdog``;
+  ``configured_cable_m`` → the port is rendered for that cable length.
 
 Not expressible, so not written: PFC headroom / buffer profiles (NVUE computes them from the cable
 length: ``headroom_short`` is lost) and FEC (NVUE has ``link fec``, but the configuration parser does
@@ -107,6 +108,11 @@ def _deviations(switch: TwinSwitch, profile: QosProfile, cfg: nvue.NvueConfig) -
             schedulers[donor] = replace(old, bw_percent=(old.bw_percent or 2) - 1)
             schedulers[profile.cnp_queue] = nvue.NvueScheduler("dwrr", 1)
             changes |= {"schedulers": schedulers, "egress_scheduler_profile": f"{profile.name}-cnp-dwrr"}
+        if port.roce_queue_weight is not None:
+            schedulers = dict(changes.get("schedulers", iface.schedulers))
+            schedulers[profile.roce_queue] = nvue.NvueScheduler("dwrr", port.roce_queue_weight)
+            profile_name = f"{profile.name}-roce-dwrr{port.roce_queue_weight}"
+            changes |= {"schedulers": schedulers, "egress_scheduler_profile": profile_name}
         if not port.pfcwd:
             changes["pfcwd"] = False
         interfaces[port.name] = replace(iface, **changes)
