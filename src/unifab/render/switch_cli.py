@@ -496,33 +496,25 @@ class NvueCli(_Dialect):
 
     def queue_strict(self, port: str, queue: int) -> Commands:
         scheduler = self.objects.strict_scheduler(port, queue)
-        own = self.objects.qos(port)
         if scheduler is not None:
             return (self._bind(port, "egress-scheduler", scheduler),)
-        shape = dict(_sched_shape(own, queue))
-        shape[queue] = ("STRICT", None)
-        kept = {tc: v for tc, v in sorted(shape.items()) if cast(tuple[str | None, int | None], v)[0] in NVUE_MODES}
-        name = f"unifab-ets-{_digest(sorted(kept.items()))}"
-        lines = []
-        for tc, values in kept.items():
-            kind, weight = cast(tuple[str, int | None], values)
-            lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} mode {NVUE_MODES[kind]}")
-            if kind == "DWRR" and weight is not None:
-                lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} bw-percent {weight}")
-        return (*lines, self._bind(port, "egress-scheduler", name))
+        return self._scheduler_copy(port, queue, "STRICT", None)
 
     def queue_weight(self, port: str, queue: int, percent: int) -> Commands:
-        """The port bound to an egress-scheduler profile like its own with ``queue`` at DWRR ``percent``: the
-        bound profile may be shared, so a copy (``unifab-ets-<digest>``) takes the change."""
+        return self._scheduler_copy(port, queue, "DWRR", percent)
+
+    def _scheduler_copy(self, port: str, queue: int, kind: str, percent: int | None) -> Commands:
+        """The port bound to an egress-scheduler profile like its own with ``queue`` scheduled ``kind`` (at DWRR
+        ``percent``): the bound profile may be shared, so a copy (``unifab-ets-<digest>``) takes the change."""
         shape = dict(_sched_shape(self.objects.qos(port), queue))
-        shape[queue] = ("DWRR", percent)
+        shape[queue] = (kind, percent)
         kept = {tc: v for tc, v in sorted(shape.items()) if cast(tuple[str | None, int | None], v)[0] in NVUE_MODES}
         name = f"unifab-ets-{_digest(sorted(kept.items()))}"
         lines = []
         for tc, values in kept.items():
-            kind, weight = cast(tuple[str, int | None], values)
-            lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} mode {NVUE_MODES[kind]}")
-            if kind == "DWRR" and weight is not None:
+            mode, weight = cast(tuple[str, int | None], values)
+            lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} mode {NVUE_MODES[mode]}")
+            if mode == "DWRR" and weight is not None:
                 lines.append(f"nv set qos egress-scheduler {name} traffic-class {tc} bw-percent {weight}")
         return (*lines, self._bind(port, "egress-scheduler", name))
 

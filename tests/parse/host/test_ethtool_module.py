@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sample_edit import replace_line
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host import ethtool_module
@@ -411,17 +412,11 @@ def test_round_trip(m: ModuleEeprom) -> None:
 # --- partial mode: one bad line costs its value -------------------------------------------------------------
 
 
-def _edit(raw: str, needle: str, replacement: str) -> tuple[str, int]:
-    lines = raw.split("\n")
-    index = next(i for i, line in enumerate(lines) if needle in line)
-    lines[index] = replacement
-    return "\n".join(lines), index + 1
-
-
 def test_partial_bad_dom_value_costs_that_value(samples: Path) -> None:
     raw = (samples / SR4).read_text()
     whole = parse(raw)
-    broken, line = _edit(raw, "Laser tx bias current (Channel 2)", kv("Laser tx bias current (Channel 2)", "lots")[:-1])
+    key = "Laser tx bias current (Channel 2)"
+    broken, line = replace_line(raw, key, kv(key, "lots")[:-1])
     with pytest.raises(ParseError):
         parse(broken, "m.txt")  # without a collector: strict
     log = ParseProblems("m.txt")
@@ -435,7 +430,7 @@ def test_partial_bad_dom_value_costs_that_value(samples: Path) -> None:
 def test_partial_lost_identifier_line_keeps_the_rest(samples: Path) -> None:
     raw = (samples / DAC).read_text()
     whole = parse(raw)
-    broken, line = _edit(raw, "Identifier", "\t\x01 garbled")
+    broken, line = replace_line(raw, "Identifier", "\t\x01 garbled")
     log = ParseProblems("m.txt")
     m = parse(broken, "m.txt", log)
     assert [p.line for p in log.problems] == [line]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from sample_edit import replace_line
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.jsonify import to_jsonable
@@ -470,18 +471,10 @@ def test_round_trip(q: MlnxQos) -> None:
 # --- partial mode: one bad line costs what it holds ---------------------------------------------------------
 
 
-def _edit(raw: str, needle: str, replacement: str) -> tuple[str, int]:
-    """``raw`` with the line holding ``needle`` replaced; and that line's number."""
-    lines = raw.split("\n")
-    index = next(i for i, line in enumerate(lines) if needle in line)
-    lines[index] = replacement
-    return "\n".join(lines), index + 1
-
-
 def test_partial_bad_tc_line_costs_that_tc_block(samples: Path) -> None:
     raw = (samples / CX4).read_text()
     whole = parse(raw)
-    broken, line = _edit(raw, "tc: 3 ratelimit", "tc: 3 ratelimit: unlimited, tsa: sometimes")
+    broken, line = replace_line(raw, "tc: 3 ratelimit", "tc: 3 ratelimit: unlimited, tsa: sometimes")
     with pytest.raises(ParseError):
         parse(broken, "q.txt")  # without a collector: strict
     log = ParseProblems("q.txt")
@@ -497,8 +490,8 @@ def test_partial_bad_tc_line_costs_that_tc_block(samples: Path) -> None:
 def test_partial_lost_header_is_inferred_and_buffer_row_costs_that_row(samples: Path) -> None:
     raw = (samples / CX4).read_text()
     whole = parse(raw)
-    broken, pfc_line = _edit(raw, "PFC configuration:", "PFC c0nfiguration")
-    broken, cable_line = _edit(broken, "Cable len:", "Cable len: 7m")
+    broken, pfc_line = replace_line(raw, "PFC configuration:", "PFC c0nfiguration")
+    broken, cable_line = replace_line(broken, "Cable len:", "Cable len: 7m")
     log = ParseProblems("q.txt")
     q = parse(broken, "q.txt", log)
     assert [p.line for p in log.problems] == [cable_line, pfc_line]
@@ -518,7 +511,7 @@ def test_partial_lost_header_is_inferred_and_buffer_row_costs_that_row(samples: 
 def test_partial_values_the_record_cannot_leave_unknown_cost_the_file(
     samples: Path, needle: str, replacement: str
 ) -> None:
-    broken, line = _edit((samples / CX4).read_text(), needle, replacement)
+    broken, line = replace_line((samples / CX4).read_text(), needle, replacement)
     with pytest.raises(ParseError) as info:
         parse(broken, "q.txt", ParseProblems("q.txt"))
     assert info.value.line == line
