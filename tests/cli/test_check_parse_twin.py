@@ -67,6 +67,8 @@ def test_check_json_and_exit_codes(twin_bundle: Path) -> None:
         assert set(finding) >= {"check", "severity", "subject", "message", "evidence", "fix", "impact"}
         if finding["subject"]["kind"] in ("link", "switch"):
             assert {"a", "b"} <= set(finding["evidence"]), "evidence from both ends"
+        elif finding["subject"]["kind"] == "port":  # a switch port's own setting (its RoCE queue's scheduler)
+            assert "b" in finding["evidence"], "evidence of the switch end"
         else:  # a host's own fact (PCIe, GIDs, modules): one side
             assert "a" in finding["evidence"], "evidence of the host"
         assert finding["fix"] and all(fx["device"] and fx["commands"] for fx in finding["fix"])

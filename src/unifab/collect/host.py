@@ -369,12 +369,10 @@ class _HostReader:
     def _ib_port(self, rdma: str | None, port: hw_counters.IbPort | None) -> IbPort | None:
         """An IB HCA port's LID and SM LID from ``ports/1/{lid,sm_lid}`` (0: none assigned); ``ibstat`` and the
         ``ib/`` files complete the record (collect/ib.py), the values here win over ``ibstat``'s."""
-        if rdma is None or port is None:
+        values = {"lid": port.lid or None, "sm_lid": port.sm_lid or None} if port is not None else {}
+        if rdma is None or not any(values.values()):
             return None
         base = self.path(f"{SYS_IB}/{rdma}/ports/{PORT}")
-        values = {"lid": port.lid or None, "sm_lid": port.sm_lid or None}
-        if not any(values.values()):
-            return None
         read = frozenset(self.problems.rel(base / name) for name, v in values.items() if v is not None)
         return IbPort(lid=values["lid"], port_num=PORT, sm_lid=values["sm_lid"], sources=read)
 
