@@ -116,13 +116,18 @@ def _same_fabric(twin: Path, bundle: Path, real: dict[str, str]) -> Fabric:
     assert fabric.input_findings == []
     assert sorted(lk.id for lk in fabric.links) == sorted(lk.id for lk in ours.links)
     assert _ib_ports(fabric) == _ib_ports(ours)
-    lids = {p.port_guid: p.lid for p in iblinkinfo.parse(real["iblinkinfo"]).ports if p.port_guid is not None}
-    sm_lid = sminfo.parse(real["sminfo"]).sm_lid
+    lids, sm_lid = _real_lids(real)
     for host in fabric.hosts.values():
         for nic in host.nics.values():
             if nic.ib is not None and nic.ib.port_guid is not None and int(nic.ib.port_guid, 16) in lids:
                 assert (nic.ib.lid, nic.ib.sm_lid) == (lids[int(nic.ib.port_guid, 16)], sm_lid), nic.id
     return fabric
+
+
+def _real_lids(real: dict[str, str]) -> tuple[dict[int, int], int]:
+    """Port GUID -> the LID the simulator's SM gave it (from the real iblinkinfo), and the SM's own LID."""
+    lids = {p.port_guid: p.lid for p in iblinkinfo.parse(real["iblinkinfo"]).ports if p.port_guid is not None}
+    return lids, sminfo.parse(real["sminfo"]).sm_lid
 
 
 def _rewrite_ibstat(text: str, lids: dict[int, int], sm_lid: int) -> str:
@@ -169,8 +174,7 @@ def _through_the_simulator(twin: Path, work: Path) -> tuple[Path, dict[str, str]
     for name in ("perfquery.txt", "saquery.txt"):
         (bundle / "ib" / name).unlink()
     shutil.rmtree(bundle / "ib" / "sminfo")
-    lids = {p.port_guid: p.lid for p in iblinkinfo.parse(real["iblinkinfo"]).ports if p.port_guid is not None}
-    sm_lid = sminfo.parse(real["sminfo"]).sm_lid
+    lids, sm_lid = _real_lids(real)
     for path in bundle.glob("hosts/*/cmd/ibstat.txt"):
         path.write_text(_rewrite_ibstat(path.read_text(), lids, sm_lid))
     for path in bundle.glob("hosts/*/sys/class/infiniband/*/ports/*/*lid"):  # the twin's LIDs (sysfs wins over

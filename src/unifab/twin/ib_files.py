@@ -15,6 +15,7 @@ The parsers in :mod:`unifab.parse.ib` read every one of them back.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 
 from unifab import layout
@@ -277,14 +278,19 @@ def sminfo_text(guid: int, lid: int, priority: int, state: int, activity: int) -
     )
 
 
-def ibstat_text(net: IbNet, host: str, others: tuple[tuple[str, str], ...] = ()) -> str:
-    """``ibstat`` of a host: its HCAs on this network (and ``others``: (RDMA device, node GUID hex) of RoCE ports,
-    printed with link layer Ethernet as ibstat does)."""
-    planned = _hca_at(net)
+def ibstat_text(
+    net: IbNet,
+    hcas: Sequence[IbHca],
+    planned: dict[tuple[str, str], tuple[str, int]],
+    others: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """``ibstat`` of a host: its HCAs on this network (``hcas``, by device; ``planned``: :func:`_hca_at`, built once
+    per network) and ``others``: (RDMA device, node GUID hex) of RoCE ports, printed with link layer Ethernet as
+    ibstat does."""
     out: list[str] = []
     for dev, guid in others:
         out += _ca_lines(dev, guid, "Active", "LinkUp", 400, 0, 0, guid, "Ethernet")
-    for hca in sorted((h for h in net.hcas.values() if h.host == host), key=lambda h: h.dev):
+    for hca in hcas:
         up = _hca_peer(net, hca, planned) is not None
         peer = _hca_peer(net, hca, planned)
         rate = 0
@@ -312,10 +318,10 @@ def _hca_lids(net: IbNet, hca: IbHca, planned: dict[tuple[str, str], tuple[str, 
     return (hca.lid if up else 0, master.lid if master is not None and up else 0)
 
 
-def sysfs_port_files(net: IbNet, hca: IbHca) -> dict[str, str]:
+def sysfs_port_files(net: IbNet, hca: IbHca, planned: dict[tuple[str, str], tuple[str, int]]) -> dict[str, str]:
     """``sys/class/infiniband/<dev>/ports/1/{lid,sm_lid,lid_mask_count,sm_sl,link_layer}`` of an HCA (paths relative
     to the host directory), with the LIDs its ibstat prints."""
-    lid, sm_lid = _hca_lids(net, hca, _hca_at(net))
+    lid, sm_lid = _hca_lids(net, hca, planned)
     port = hw_counters.IbPort(
         port=layout.PORT,
         state=None,
@@ -361,9 +367,9 @@ def _ca_lines(
     ]
 
 
-def ibv_device(net: IbNet, hca: IbHca) -> ibv_devinfo.IbvDevice:
+def ibv_device(net: IbNet, hca: IbHca, planned: dict[tuple[str, str], tuple[str, int]]) -> ibv_devinfo.IbvDevice:
     """``ibv_devinfo`` of an HCA (node GUID as ``xxxx:xxxx:xxxx:xxxx``)."""
-    up = _hca_peer(net, hca, _hca_at(net)) is not None
+    up = _hca_peer(net, hca, planned) is not None
     master = next((sm for sm in net.sms if sm.state == 3), None)
     g = _hex(hca.node_guid)
     colons = ":".join(g[i : i + 4] for i in range(0, 16, 4))
@@ -466,18 +472,22 @@ def write_ib(net: IbNet, root: Path, hosts: dict[str, tuple[tuple[str, str], ...
     for sm in net.sms:
         name = sm.where.replace(":", "-")
         write_text(root / SMINFO_DIR / f"{name}.txt", sminfo_text(sm.guid, sm.lid, sm.priority, sm.state, sm.activity))
-    for host in sorted({h for h, _ in net.hcas}):
+    planned = _hca_at(net)  # once per network: each HCA's lookups below are then O(1)
+    by_host: dict[str, list[IbHca]] = {}
+    for hca in sorted(net.hcas.values(), key=lambda h: (h.host, h.dev)):
+        by_host.setdefault(hca.host, []).append(hca)
+    for host, hcas in by_host.items():
         host_dir = root / layout.HOSTS / host
         if not host_files and not host_dir.is_dir():
             continue  # a host the twin left uncollected
         if host not in net.no_ibstat:
-            write_text(host_dir / IBSTAT_FILE, ibstat_text(net, host, hosts.get(host, ())))
-        devices = tuple(ibv_device(net, h) for h in sorted(net.hcas.values(), key=lambda h: h.dev) if h.host == host)
+            write_text(host_dir / IBSTAT_FILE, ibstat_text(net, hcas, planned, hosts.get(host, ())))
+        devices = tuple(ibv_device(net, h, planned) for h in hcas)
         path = host_dir / layout.IBV_DEVINFO
         if not host_files and path.is_file():
             own = ibv_devinfo.parse(path.read_text(encoding="utf-8"), str(path))
             devices = own + tuple(d for d in devices if d.hca_id not in {o.hca_id for o in own})
         write_text(path, ibv_devinfo.dump(devices))
-        for hca in sorted((h for h in net.hcas.values() if h.host == host), key=lambda h: h.dev):
-            for rel, text in sysfs_port_files(net, hca).items():
+        for hca in hcas:
+            for rel, text in sysfs_port_files(net, hca, planned).items():
                 write_text(host_dir / rel, text)
