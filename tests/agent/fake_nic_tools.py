@@ -8,14 +8,20 @@ changes something is appended to ``UNIFAB_LOG``.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
+from collections.abc import Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.render.test_nic_scripts import FAKE_MLNX_QOS, FAKE_NICCLI
 
-__all__ = ["FAKE_DCB", "FAKE_ETHTOOL", "FAKE_IP", "install", "tool_env"]
+from unifab.agent.plan_exec import CommandResult, HostIo
+
+__all__ = ["FAKE_DCB", "FAKE_ETHTOOL", "FAKE_IP", "InProcessTools", "install", "tool_env"]
 
 FAKE_IP = r"""
 import json, os, sys
@@ -113,3 +119,37 @@ def tool_env(bin_dir: Path, root: Path, log: Path) -> dict[str, str]:
         "UNIFAB_LOG": str(log),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
+
+
+@dataclass(frozen=True)
+class InProcessTools(HostIo):
+    """:class:`HostIo` whose commands are the fakes installed in ``bin_dir``, run inside this interpreter.
+
+    The same scripts see the same argv and environment (``tool_env`` set in ``os.environ``) and answer with
+    the same exit code, stdout and stderr; only the process start (~35 ms, most of a fault-at-every-step
+    test's hundreds of calls) is saved. A tool not installed answers 127, as :meth:`HostIo.run` does. The
+    agent's real ``subprocess`` path is exercised by the tests that run ``unifab agent apply`` itself.
+    """
+
+    bin_dir: Path = Path("bin")
+
+    def run(self, argv: Sequence[str], timeout: float) -> CommandResult:
+        exe = self.bin_dir / argv[0]
+        if "/" in argv[0] or not exe.is_file():
+            return CommandResult(127, "", f"{argv[0]}: not installed")
+        code = compile(exe.read_text().partition("\n")[2], str(exe), "exec")  # the shebang line dropped
+        out, err, saved = io.StringIO(), io.StringIO(), sys.argv
+        sys.argv = [str(exe), *argv[1:]]
+        status = 0
+        try:
+            with redirect_stdout(out), redirect_stderr(err):
+                exec(code, {"__name__": "__main__"})
+        except SystemExit as stop:
+            if isinstance(stop.code, int):
+                status = stop.code
+            elif stop.code is not None:
+                err.write(f"{stop.code}\n")
+                status = 1
+        finally:
+            sys.argv = saved
+        return CommandResult(status, out.getvalue(), err.getvalue())

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent.fake_nic_tools import install, tool_env
+from tests.agent.fake_nic_tools import InProcessTools, install, tool_env
 
 from unifab.agent import apply as ap
 from unifab.agent.plan_exec import CommandResult, HostIo
@@ -59,6 +59,10 @@ class Host:
     plan: Path
     env: dict[str, str]
     log: Path
+
+    def tools(self) -> InProcessTools:
+        """The host's I/O with the fake tools run in this process (the fault loops make hundreds of calls)."""
+        return InProcessTools(self.root, Path(self.env["PATH"].split(":")[0]))
 
     def tree(self) -> dict[str, bytes]:
         """Every file's bytes (the fake dcb's empty table files read as no table: they are left out)."""
@@ -167,9 +171,9 @@ class FaultyIo:
         self.inner.remove_file(path, created_dirs)
 
 
-def _values(plan: ap.Plan, root: Path) -> dict[str, str | None]:
+def _values(plan: ap.Plan, host: Host) -> dict[str, str | None]:
     """Every step's current value, read by the agent's own readers (a dry run's record)."""
-    out = ap.apply_plan(plan, io=HostIo(root), dry_run=True)
+    out = ap.apply_plan(plan, io=host.tools(), dry_run=True)
     assert out.code == ap.EXIT_APPLIED, out.message
     return {s["id"]: s["before"] for s in out.log["steps"]}
 
@@ -181,7 +185,7 @@ def test_applies_verifies_and_a_second_run_changes_nothing(
     plan = ap.load_plan(host.plan)
     out = ap.apply_plan(plan, io=HostIo(host.root), drained=True)
     assert out.code == ap.EXIT_APPLIED, "\n".join(out.lines)
-    assert _values(plan, host.root) == {s.id: s.expect for s in plan.steps}
+    assert _values(plan, host) == {s.id: s.expect for s in plan.steps}
     calls = host.calls()
     assert "ip link set dev eth0 mtu 4200" in calls and "mlnx_qos -i eth0 --pfc 0,0,0,0,1,0,0,0" in calls
     assert (host.root / "sys/class/net/eth0/ecn/roce_rp/rpg_ai_rate").read_text() == "10\n"
@@ -197,18 +201,18 @@ def test_a_fault_at_every_step_leaves_the_host_as_it_was(
 ) -> None:
     host = _mlx5_host(tmp_path, twin_host, monkeypatch, dialect)
     plan = ap.load_plan(host.plan)
-    original_tree, original = host.tree(), _values(plan, host.root)
+    original_tree, original = host.tree(), _values(plan, host)
     changing = [s for s in plan.steps if not ap.same(s, original[s.id], s.expect)]  # absent files are created
     assert len(changing) > 10 and {s.setting for s in changing} >= {"ip.mtu", "ethtool.pause", np.FILE}
     for step in changing:
-        io = FaultyIo(HostIo(host.root), step)
+        io = FaultyIo(host.tools(), step)
         out = ap.apply_plan(plan, io=io, drained=True)
         assert io.hit == [step.id]
         assert out.code == ap.EXIT_ROLLED_BACK, f"{step.id}: {out.message}"
         assert f"step {step.id} failed" in out.message and "the host is as it was" in out.message
         assert host.tree() == original_tree, step.id  # every byte as before; re-read through the readers too:
         assert [r["action"] for r in out.log["rollback"]] == ["rolled-back"] * len(out.log["rollback"])
-    assert _values(plan, host.root) == original
+    assert _values(plan, host) == original
 
 
 def test_bnxt_fault_at_every_step_restores_all_but_what_niccli_cannot_take_back(
@@ -216,12 +220,12 @@ def test_bnxt_fault_at_every_step_restores_all_but_what_niccli_cannot_take_back(
 ) -> None:
     host = _bnxt_host(tmp_path, monkeypatch)
     plan = ap.load_plan(host.plan)
-    original = _values(plan, host.root)
+    original = _values(plan, host)
     for k, step in enumerate(plan.steps):
-        io = FaultyIo(HostIo(host.root), step)
+        io = FaultyIo(host.tools(), step)
         out = ap.apply_plan(plan, io=io, drained=True)
         assert out.code == ap.EXIT_ROLLED_BACK, step.id
-        now = _values(plan, host.root)
+        now = _values(plan, host)
         # the APP TLVs and PFC come last: niccli has no delete / PFC-off in the reference, so the ones before
         # the fault stay, and the log says so
         kept = {s.id for s in plan.steps[:k] if s.setting in ("niccli.app", "niccli.pfc")}

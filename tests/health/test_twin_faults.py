@@ -4,6 +4,7 @@ peer process in NCCL's log, congestion that ECN handles) is no incident."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ from unifab.cli import app
 from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.health.engine import HealthResult, run_health
-from unifab.health.events import read_events
-from unifab.health.series import intervals, read_bundle
+from unifab.health.events import EventStore, read_events
+from unifab.health.series import SeriesStore, intervals, read_bundle
+from unifab.model import Fabric
 from unifab.sources import as_source_path
 from unifab.twin.faults import FAULT_KINDS, write_faults
 from unifab.twin.generate import generate
@@ -53,9 +55,30 @@ def test_truth_records_the_faults_in_designs_format(faulty: tuple[Path, dict[str
     assert sorted(p.name for p in (bundle / "telemetry").iterdir())[0].endswith(".om")
 
 
-def test_every_fault_is_found_as_its_root_cause_and_noise_is_not(faulty: tuple[Path, dict[str, Any]]) -> None:
-    bundle, truth = faulty
-    result = health(bundle)
+@dataclass(frozen=True)
+class Scored:
+    """One faulty twin read and scored once, for the tests that look at different parts of it."""
+
+    fabric: Fabric
+    store: SeriesStore
+    events: EventStore
+    result: HealthResult
+
+
+@pytest.fixture(scope="module")
+def scored(faulty: tuple[Path, dict[str, Any]]) -> Scored:
+    bundle, _ = faulty
+    fabric = load_bundle(bundle)
+    root = as_source_path(bundle)
+    store, events = read_bundle(root, fabric), read_events(root, fabric, 2026)
+    return Scored(fabric, store, events, run_health(fabric, store, run_checks(fabric), events=events))
+
+
+def test_every_fault_is_found_as_its_root_cause_and_noise_is_not(
+    faulty: tuple[Path, dict[str, Any]], scored: Scored
+) -> None:
+    _, truth = faulty
+    result = scored.result
     found = {(i.kind, i.root) for i in result.incidents}
     assert found == {(f["root_cause"]["kind"], f["root_cause"]["id"]) for f in truth["faults"]}
     by_root = {i.root: i for i in result.incidents}
@@ -67,16 +90,14 @@ def test_every_fault_is_found_as_its_root_cause_and_noise_is_not(faulty: tuple[P
         assert incident.actions
 
 
-def test_the_noise_is_really_there(faulty: tuple[Path, dict[str, Any]]) -> None:
-    bundle, _ = faulty
-    fabric = load_bundle(bundle)
-    store = read_bundle(as_source_path(bundle), fabric)
+def test_the_noise_is_really_there(scored: Scored) -> None:
+    store = scored.store
     events = {i.event for s in store.series.values() for i in intervals(s)}
     assert {"reset", "wrap"} <= events
     assert any(i.gap for s in store.series.values() for i in intervals(s))
     singles = [s for s in store.series.values() if s.counter in ("fec_uncorrectable", "crc_errors", "symbol_errors")]
     assert sum(1 for s in singles if sum(1 for i in intervals(s) if i.delta) == 1) >= 3
-    events = read_events(as_source_path(bundle), fabric, 2026)
+    events = scored.events
     assert {13, 31, 63} <= {r.event.xid for r in events.xids}  # application Xids and a remap event
     reported = {(r.error.local_gid, r.error.remote_gid) for r in events.nccl}
     assert any((b, a) not in reported for a, b in reported)  # a peer that reports nothing back (a dead process)
