@@ -239,5 +239,5 @@ def test_identical_texts_are_rendered_once() -> None:
     nics = build(16).hosts
     a, b = nics["gpu001"], nics["gpu002"]
     key = tuple((n.rdma_dev, n.speed_mbps) for n in a)
-    assert host_files._gpu_topology(key) is host_files._gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in b))
+    assert host_files.gpu_topology(key) is host_files.gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in b))
     assert host_files._ib_port_files("ACTIVE", 400_000) is host_files._ib_port_files("ACTIVE", 400_000)

@@ -23,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from ibsim import ibsim_fabric
 
+BACKEND_ONLY = {"ib-job-sl", "ib-affinity"}  # an IB storage network's HCAs carry no NCCL and are no GPU's rail
+
 
 def _pairs(truth: dict) -> set[tuple[str, str]]:  # type: ignore[type-arg]
     return {(m["check"], e) for m in truth["misconfigurations"] for e in m["entities"]}
@@ -42,6 +44,10 @@ def test_clean_ib_and_mixed_twins_are_clean(tmp_path: Path, fabric: str) -> None
         host = fabric_model.hosts["gpu001"]
         assert {n.fabric for n in host.nics.values()} == {"ib", "roce"} and host.nics["mlx5_8"].ib is not None
     assert fabric_model.ib is not None and fabric_model.ib.sm_collected
+    for host in fabric_model.hosts.values():  # each GPU under its own rail NIC's (an IB backend: HCA's) switch
+        assert {(g.index, g.nic, g.nic_relation) for g in host.gpus.values()} == {
+            (i, f"mlx5_{i}", "PIX") for i in range(8)
+        }, host.name
     assert run_checks(fabric_model) == []
 
 
@@ -51,7 +57,7 @@ def test_every_ib_injection_found_and_nothing_else(tmp_path: Path, fabric: str, 
     truth = json.loads((tmp_path / "b" / "truth.json").read_text())
     assert truth == result.truth and truth["generator"]["fabric"] == fabric
     skipped = {s["scenario"] for s in truth["skipped"]}
-    assert skipped == (set() if fabric == "ib" else {"ib-job-sl"})  # storage carries no NCCL traffic
+    assert skipped == (set() if fabric == "ib" else BACKEND_ONLY)  # storage carries no NCCL traffic, has no GPU
     assert {m["scenario"] for m in truth["misconfigurations"]} | skipped | BENIGN == set(IB_SCENARIOS)
     assert _found(tmp_path / "b") == _pairs(truth)
 
@@ -59,7 +65,7 @@ def test_every_ib_injection_found_and_nothing_else(tmp_path: Path, fabric: str, 
 def test_mixed_twin_with_every_roce_and_ib_scenario(tmp_path: Path) -> None:
     result = generate(tmp_path / "b", gpus=256, seed=3, scenarios=(*SCENARIOS, *IB_SCENARIOS), fabric="mixed")
     skipped = {s["scenario"] for s in result.truth["skipped"]}
-    assert skipped & set(IB_SCENARIOS) == {"ib-job-sl"}  # (RoCE scenarios may skip on a mixed twin of their own)
+    assert skipped & set(IB_SCENARIOS) == BACKEND_ONLY  # (RoCE scenarios may skip on a mixed twin of their own)
     assert _found(tmp_path / "b") == _pairs(result.truth)
 
 

@@ -56,7 +56,7 @@ from unifab.twin.hardware import (
 from unifab.twin.host_extra_files import write_host_extras
 from unifab.twin.host_pci_files import own_switch_bus
 
-__all__ = ["MAX_MTU", "ip_d_link", "nic_gids", "nic_ipv4", "nic_mlnx_qos", "write_host"]
+__all__ = ["MAX_MTU", "gpu_topology", "ip_d_link", "nic_gids", "nic_ipv4", "nic_mlnx_qos", "write_host"]
 
 
 def nic_mlnx_qos(nic: TwinNic) -> mlnx_qos.MlnxQos:
@@ -97,7 +97,7 @@ def write_host(cluster: Cluster, root: Path, nics: list[TwinNic]) -> None:
     write_text(root / layout.SHOW_GIDS, show_gids.dump(tuple(g for n in nics for g in nic_gids(n))))
     write_text(root / layout.IBV_DEVINFO, ibv_devinfo.dump(tuple(nic_ibv_device(n) for n in nics)))
     off_switch = tuple(sorted(cluster.gpus_off_nic_switch.get(nics[0].host, ()))) if nics else ()
-    smi_topo, nccl_xml = _gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics), off_switch)
+    smi_topo, nccl_xml = gpu_topology(tuple((n.rdma_dev, n.speed_mbps) for n in nics), off_switch)
     write_text(root / layout.NVIDIA_SMI_TOPO, smi_topo)
     write_text(root / layout.NCCL_TOPO, nccl_xml)
     neighbors = []
@@ -320,7 +320,7 @@ def _bdf(bus: int) -> str:
 
 
 @cache
-def _gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...] = ()) -> tuple[str, str]:
+def gpu_topology(nics: tuple[tuple[str, int], ...], off_switch: tuple[int, ...] = ()) -> tuple[str, str]:
     """``nvidia-smi topo -m`` and the NCCL topology XML of a host whose NIC ``i`` is ``nics[i]`` (name, speed).
 
     GPUs in ``off_switch`` sit on a PCIe switch of their own (``host_pci_files.own_switch_bus``, same NUMA node,

@@ -153,9 +153,10 @@ def _storage(cluster: Cluster) -> IbNet:
     hcas: dict[tuple[str, str], IbHca] = {}
     for i in range(n_leaves):
         leaf = IbSw(f"ib-stor-leaf{i + 1:02d}", "leaf", SWITCH_OUI | 0x4000 | (i + 1) << 4)
-        for slot, host in enumerate(hosts[i * STORAGE_HOSTS_PER_LEAF : (i + 1) * STORAGE_HOSTS_PER_LEAF], start=1):
+        first = i * STORAGE_HOSTS_PER_LEAF
+        for slot, host in enumerate(hosts[first : first + STORAGE_HOSTS_PER_LEAF], start=1):
             leaf.ports[slot] = IbSwPort(slot, (host, STORAGE_DEV))
-            h = hosts.index(host) + 1
+            h = first + slot  # the host's 1-based position in name order
             hcas[(host, STORAGE_DEV)] = IbHca(host, STORAGE_DEV, None, HCA_OUI | 0x800000 | h << 8)
         for j, spine in enumerate(spines):
             leaf_port = STORAGE_HOSTS_PER_LEAF + 1 + j

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from unifab.model import Endpoint, link_id
-from unifab.twin.cluster import Cluster
+from unifab.twin.cluster import GPUS_PER_HOST, Cluster
 from unifab.twin.ib_cluster import IbHca, IbNet, IbSmTwin, IbSw, IbSwPort
 from unifab.twin.picker import Truth
 
@@ -257,6 +257,34 @@ def default_description(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Tr
     return []
 
 
+NUMA_NODES = 2  # GPUs and rail HCAs 0-3 on node 0, the rest on node 1 (twin.host_files.gpu_topology)
+
+
+def hca_affinity(cluster: Cluster, net: IbNet, pick: IbPicker) -> list[Truth]:
+    """TOPO-PCIE-AFFINITY on an IB backend: a GPU seated on a PCIe switch without an HCA (``nvidia-smi topo -m``
+    and NCCL's XML agree). Its closest HCA is then its NUMA node's first, over NODE: GPUDirect RDMA is lost for it,
+    and unless that HCA is its own rail's, it shares it with that HCA's GPU while its own rail HCA idles."""
+    if net.role != "backend":
+        why = "a storage HCA is no GPU's rail NIC (the RoCE 'affinity' scenario moves a mixed twin's GPUs)"
+        pick.skipped.append({"scenario": "ib-affinity", "why": why})
+        return []
+    [lk] = pick.take(where=lambda k: k.hca.rail is not None)
+    host, gpu = lk.hca.host, lk.hca.rail
+    assert gpu is not None
+    cluster.gpus_off_nic_switch.setdefault(host, set()).add(gpu)
+    per_node = GPUS_PER_HOST // NUMA_NODES
+    closest = next(h.dev for h in net.hcas.values() if h.host == host and h.rail == gpu // per_node * per_node)
+    return [
+        {
+            "check": "TOPO-PCIE-AFFINITY",
+            "subject": {"kind": "host", "id": f"host:{host}"},
+            "entities": [f"gpu:{host}:{gpu}", *(f"nic:{host}:{n}" for n in sorted({closest, lk.hca.dev}))],
+            "side": "host",
+            "detail": f"GPU {gpu} on a PCIe switch without an HCA: closest HCA {closest} over NODE",
+        }
+    ]
+
+
 IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-swapped-cable": swapped_cable,
     "ib-missing-cable": missing_cable,
@@ -270,5 +298,6 @@ IB_SCENARIOS: dict[str, Callable[[Cluster, IbNet, IbPicker], list[Truth]]] = {
     "ib-job-sl": job_sl,
     "ib-below-plan": below_plan,
     "ib-default-description": default_description,
+    "ib-affinity": hca_affinity,
 }
 BENIGN = frozenset({"ib-default-description"})  # scenarios whose truth is that no check finds anything
