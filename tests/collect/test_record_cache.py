@@ -16,11 +16,13 @@ from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.collect.record_cache import (
     MARKER,
+    RACY_NS,
     CacheDirError,
     CacheStats,
     DeviceKey,
     RecordCache,
     code_fingerprint,
+    content_key,
     default_cache_dir,
     device_key,
 )
@@ -185,17 +187,63 @@ def test_a_device_with_a_symbolic_link_is_not_cached(twin: Path, tmp_path: Path)
     assert device_key(str(twin), f"hosts/{host.name}") is None
 
 
-def test_a_bundle_that_is_not_a_directory_bypasses_the_cache(twin: Path, tmp_path: Path) -> None:
-    cache = _cache(tmp_path)
+def _source_text(source: MemorySource, cache: RecordCache | None = None, stats: CacheStats | None = None) -> str:
+    return dumps(document("twin", run_checks(load_bundle(source, cache=cache, cache_stats=stats, workers=1))))
+
+
+def test_a_bundle_in_memory_is_keyed_by_its_content(twin: Path, tmp_path: Path) -> None:
+    """An upload, a tarball, the server's store: no stamps to trust, so each device is keyed by what it holds."""
+    devices = _devices(twin)
+    cache = _cache(tmp_path, racy_ns=RACY_NS)  # the real racy rule: content keys carry no time to race
+    files = {p.relative_to(twin).as_posix(): p.read_bytes() for p in twin.rglob("*") if p.is_file()}
+    plain = _source_text(MemorySource(files, "upload:twin"))
+    first, second = CacheStats(), CacheStats()
+    assert _source_text(MemorySource(files, "upload:twin"), cache, first) == plain
+    assert first == CacheStats(stored=devices)
+    assert _source_text(MemorySource(files, "upload:twin"), cache, second) == plain
+    assert second == CacheStats(hits=devices)
+    # a tarball of the same files under the same label: the same entries
     archive = tmp_path / "twin.tar"
     with tarfile.open(archive, "w") as tar:
         tar.add(twin, arcname="twin")
-    source = MemorySource.from_tar(archive.read_bytes(), str(archive))
-    stats = CacheStats()
-    fabric = load_bundle(source, cache=cache, cache_stats=stats, workers=1)
-    assert fabric.hosts
-    assert stats == CacheStats()
-    assert _entries(cache) == []
+    tarred = CacheStats()
+    assert _source_text(MemorySource.from_tar(archive.read_bytes(), "upload:twin"), cache, tarred) == plain
+    assert tarred == CacheStats(hits=devices)
+    # one file's bytes changed (same size), one file renamed, one empty file added: those devices only re-read
+    qos = _qos_file(twin).relative_to(twin).as_posix()
+    changed = dict(files)
+    changed[qos] = b"x" * len(files[qos])
+    hosts = sorted({rel.split("/")[1] for rel in files if rel.startswith("hosts/")})
+    moved = next(rel for rel in sorted(files) if rel.startswith(f"hosts/{hosts[2]}/"))
+    changed[f"{moved}.old"] = changed.pop(moved)
+    changed[f"hosts/{hosts[3]}/cmd/notes.txt"] = b""
+    edited, expected = CacheStats(), _source_text(MemorySource(changed, "upload:twin"))
+    assert expected != plain and qos in expected
+    assert _source_text(MemorySource(changed, "upload:twin"), cache, edited) == expected
+    assert (edited.hits, edited.stored) == (devices - 3, 3)
+    # another label is another bundle (messages name it): its own entries
+    other = CacheStats()
+    assert _source_text(MemorySource(files, "upload:other"), cache, other) == plain.replace(
+        "upload:twin", "upload:other"
+    )
+    assert other == CacheStats(stored=devices)
+
+
+def test_content_keys_see_names_kinds_and_bytes() -> None:
+    base = {"hosts/h/a.txt": b"one", "hosts/h/sub/b.txt": b"two"}
+    key = content_key(MemorySource(base), "hosts/h")
+    assert key is not None and key.newest_ns == 0
+    assert content_key(MemorySource(dict(base)), "hosts/h") == key
+    variants = [
+        {"hosts/h/a.txt": b"onE", "hosts/h/sub/b.txt": b"two"},  # a byte
+        {"hosts/h/a.txt": b"one", "hosts/h/sub/c.txt": b"two"},  # a name
+        {"hosts/h/a.txt": b"one", "hosts/h/sub/b.txt": b"two", "hosts/h/e": b""},  # an empty file more
+        {"hosts/h/a.txt": b"one", "hosts/h/sub/b.txt/x": b"two"},  # a file become a directory
+        {"hosts/h/a.txt": b"onetwo", "hosts/h/sub/b.txt": b""},  # bytes moved across the file boundary
+    ]
+    assert len({content_key(MemorySource(v), "hosts/h") for v in variants} | {key}) == len(variants) + 1
+    assert content_key(MemorySource(base), "hosts/h/a.txt") is None  # a file is not a device directory
+    assert content_key(MemorySource(base), "hosts/nowhere") is None
 
 
 def _writer(directory: str, payload: bytes, rounds: int) -> None:

@@ -19,15 +19,14 @@ from unifab.cli.common import (
     exit_code,
     fail,
     load_fabric,
-    printable,
+    record_cache,
 )
 from unifab.cli.serve import PushOption, TokenFileOption, push_or_fail, push_token
 
 if TYPE_CHECKING:
-    from unifab.collect.record_cache import RecordCache
     from unifab.model import Fabric, Finding
 
-__all__ = ["check", "list_checks", "record_cache", "write_report"]
+__all__ = ["check", "list_checks", "write_report"]
 
 CacheOption = Annotated[
     Path | None,
@@ -39,37 +38,6 @@ CacheOption = Annotated[
     ),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Parse every file; neither read nor write a cache.")]
-
-
-def record_cache(bundle: Path, directory: Path | None, off: bool) -> RecordCache | None:
-    """The parsed-record cache a check reads through (docs/architecture.md, Performance).
-
-    ``--cache DIR``: that directory, whatever the bundle's size (one it cannot use is a usage error). Else the
-    default: ``UNIFAB_CACHE_DIR`` (``off`` for none) or ``${XDG_CACHE_HOME:-~/.cache}/unifab/records``, for a
-    bundle of more than :data:`~unifab.collect.parallel.POOL_MIN_DEVICES` devices only (below it a read is
-    quick and the cache would only fill a disk); a default directory it cannot use is a warning, not a
-    failure. ``--no-cache``: none."""
-    from unifab.collect.record_cache import CacheDirError, RecordCache, default_cache_dir
-
-    if off:
-        if directory is not None:
-            fail("--cache and --no-cache do not combine")
-        return None
-    explicit = directory is not None
-    if directory is None:
-        from unifab.collect.bundle import count_devices
-        from unifab.collect.parallel import POOL_MIN_DEVICES
-
-        directory = default_cache_dir()
-        if directory is None or not bundle.is_dir() or count_devices(bundle) <= POOL_MIN_DEVICES:  # tar: no cache
-            return None
-    try:
-        return RecordCache.open(directory)
-    except CacheDirError as exc:
-        if explicit:
-            fail(f"--cache {directory}: {exc.strerror}")
-        sys.stderr.write(printable(f"unifab: warning: record cache not used: {directory}: {exc.strerror}") + "\n")
-        return None
 
 
 def write_report(path: Path, bundle: Path, fabric: Fabric, findings: list[Finding]) -> None:

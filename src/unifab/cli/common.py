@@ -59,6 +59,7 @@ __all__ = [
     "plural",
     "printable",
     "progress",
+    "record_cache",
 ]
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -325,3 +326,37 @@ def nothing_read(fabric: Fabric) -> str | None:
     if not problems:
         return "no device had anything readable (none of the files unifab reads was there)"
     return f"no device had anything readable ({plural(len(problems), 'input problem')}; first: {problems[0].message})"
+
+
+def record_cache(bundle: Path | None, directory: Path | None, off: bool) -> RecordCache | None:
+    """The parsed-record cache a check reads through (docs/architecture.md, Performance).
+
+    ``--cache DIR``: that directory, whatever the bundle's size (one it cannot use is a usage error). Else the
+    default: ``UNIFAB_CACHE_DIR`` (``off`` for none) or ``${XDG_CACHE_HOME:-~/.cache}/unifab/records``, for a
+    bundle of more than :data:`~unifab.collect.parallel.POOL_MIN_DEVICES` devices only (below it a read is
+    quick and the cache would only fill a disk); a default directory it cannot use is a warning, not a
+    failure. ``--no-cache``: none. ``bundle`` ``None`` (``unifab serve``, whose bundle arrives from its store
+    after start-up): the default directory whatever the size."""
+    from unifab.collect.record_cache import CacheDirError, RecordCache, default_cache_dir
+
+    if off:
+        if directory is not None:
+            fail("--cache and --no-cache do not combine")
+        return None
+    explicit = directory is not None
+    if directory is None:
+        from unifab.collect.bundle import count_devices
+        from unifab.collect.parallel import POOL_MIN_DEVICES
+
+        directory = default_cache_dir()
+        if directory is None:
+            return None
+        if bundle is not None and (not bundle.is_dir() or count_devices(bundle) <= POOL_MIN_DEVICES):  # tar: none
+            return None
+    try:
+        return RecordCache.open(directory)
+    except CacheDirError as exc:
+        if explicit:
+            fail(f"--cache {directory}: {exc.strerror}")
+        sys.stderr.write(printable(f"unifab: warning: record cache not used: {directory}: {exc.strerror}") + "\n")
+        return None

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from unifab.cli.common import fail
+from unifab.cli.common import fail, record_cache
 
 __all__ = ["PushOption", "TokenFileOption", "check_tls", "push_or_fail", "push_token", "serve_app", "serve_demo"]
 
@@ -65,6 +65,18 @@ def serve(
         Path | None, typer.Option("--tls-cert", help="Serve HTTPS with this PEM certificate (chain); needs --tls-key.")
     ] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The PEM private key of --tls-cert.")] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            metavar="DIR",
+            help="Keep parsed device records in DIR; a restart reuses those whose content is unchanged "
+            "(default: $UNIFAB_CACHE_DIR or ~/.cache/unifab/records).",
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Parse every device at each load; keep no cache.")
+    ] = False,
 ) -> None:
     """Serve the fabric: ingest snapshots, keep findings over time, show them to people, programs and Prometheus.
 
@@ -73,6 +85,9 @@ def serve(
     Example: unifab serve --db postgresql://db.example/unifab --host 0.0.0.0
 
     Example: unifab serve --tls-cert /etc/unifab/cert.pem --tls-key /etc/unifab/key.pem --port 8443
+
+    A restart reads each device the store holds through the parsed-record cache (keyed by the device's
+    content), so an unchanged fleet loads in little more than a hash per device; --no-cache parses all.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -89,7 +104,11 @@ def serve(
     if bundle is not None and not bundle.is_dir():
         fail(f"bundle not found: {bundle}")
     settings = Settings(
-        db=db, bundle=bundle, max_upload_bytes=max_upload_mb * 1024 * 1024, metrics_public=not private_metrics
+        db=db,
+        bundle=bundle,
+        max_upload_bytes=max_upload_mb * 1024 * 1024,
+        metrics_public=not private_metrics,
+        cache=record_cache(None, cache, no_cache),
     )
     try:
         app = create_app(settings)

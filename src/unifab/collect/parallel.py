@@ -14,9 +14,10 @@ would in the parent). Anything else going wrong with a chunk of devices in the p
 that cannot be sent back) is no verdict on the devices: the parent reads that chunk itself, serially, so the
 outcome is always the serial outcome.
 
-With a :class:`~unifab.collect.record_cache.RecordCache` (directory sources only), each device is first looked up
-by its files' stamps (:func:`~unifab.collect.record_cache.device_key`, in the worker, so the ``stat`` calls are
-spread over the cores too); an unchanged device comes back as its stored pickle, which only the parent loads.
+With a :class:`~unifab.collect.record_cache.RecordCache`, each device is first looked up by its files' stamps
+(:func:`~unifab.collect.record_cache.device_key`, in the worker, so the ``stat`` calls are spread over the cores
+too), or for a bundle in memory by its content (:func:`~unifab.collect.record_cache.content_key`); an
+unchanged device comes back as its stored pickle, which only the parent loads.
 A changed one is read as above, and its read pickled once: for the entry and for the way back to the parent.
 The same happens in-process when ``workers`` is 1.
 """
@@ -34,9 +35,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from unifab.collect.problems import Problems
-from unifab.collect.record_cache import CacheStats, RecordCache, device_key, dumps
+from unifab.collect.record_cache import CacheStats, RecordCache, content_key, device_key, dumps
 from unifab.model import Finding, Link
-from unifab.sources import DirectorySource, SourcePath, batched
+from unifab.sources import DirectorySource, SourcePath, batched, max_file_bytes
 
 __all__ = [
     "POOL_MIN_DEVICES",
@@ -136,7 +137,7 @@ class _CacheUse:
     """The cache and the bundle's identity in it (computed once in the parent)."""
 
     cache: RecordCache
-    bundle_dir: str
+    bundle_dir: str  # "" for a bundle in memory: its devices are keyed by content (record_cache.content_key)
     bundle_real: str
     label: str
     max_file_bytes: int
@@ -181,7 +182,7 @@ def _entry_kind(kind: str, readers: Mapping[str, Reader]) -> str:
 
 def _read_cached(root: SourcePath, readers: Mapping[str, Reader], use: _CacheUse, kind: str, rel: str) -> _Result:
     """One device through the cache: its stored pickle when its files are unchanged, else read (and stored)."""
-    key = device_key(use.bundle_dir, rel)
+    key = device_key(use.bundle_dir, rel) if use.bundle_dir else content_key(root.source, rel)
     if key is None:
         return _BYPASSED, _read_one(root, readers, kind, rel)
     entry_kind = f"{_entry_kind(kind, readers)}:{use.max_file_bytes}"
@@ -230,12 +231,15 @@ def _loaded(
 
 
 def cache_use(root: SourcePath, cache: RecordCache | None) -> _CacheUse | None:
-    """How ``cache`` serves the bundle at ``root``: ``None`` (no cache) unless it is a directory source."""
+    """How ``cache`` serves the bundle at ``root``: ``None`` (no cache) for a bundle below the source's root; a
+    directory's devices are keyed by their files' stamps, any other source's (held in memory) by content."""
     source = root.source
-    if cache is None or not isinstance(source, DirectorySource) or root.rel:
+    if cache is None or root.rel:
         return None
-    bundle_dir = str(source.root)
-    return _CacheUse(cache, bundle_dir, os.path.realpath(bundle_dir), source.label, source.max_file_bytes)
+    if isinstance(source, DirectorySource):
+        bundle_dir = str(source.root)
+        return _CacheUse(cache, bundle_dir, os.path.realpath(bundle_dir), source.label, source.max_file_bytes)
+    return _CacheUse(cache, "", f"content:{source.label}", source.label, max_file_bytes())
 
 
 # --- the parent side --------------------------------------------------------------------------------------

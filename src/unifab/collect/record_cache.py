@@ -22,8 +22,13 @@ that does not keep ``ctime`` or inode numbers (some FUSE and network mounts); cl
 racy, hence re-read, so only a clock running *behind* matters). ``--no-cache`` reads everything.
 
 A device directory holding anything but plain files and directories (a symbolic link, a FIFO, something that
-cannot be listed) is not cached: its read depends on more than its own stamps. Sources other than a directory
-(a tarball, an upload, the server's store) bypass the cache.
+cannot be listed) is not cached: its read depends on more than its own stamps.
+
+A bundle held in memory (the server's store, an upload, a tarball's members) has no stamps to trust, so its
+devices are keyed by content instead (:func:`content_key`: every entry's name, kind, size and bytes, hashed):
+hashing a device's few tens of kilobytes costs far less than parsing them, and the racy rule has nothing to
+guard (content cannot change under its own hash). ``unifab serve`` restarting over its store then reads each
+unchanged device from the cache.
 
 The directory is unifab's own: created with mode 0700 and a ``CACHEDIR.TAG`` marker; a directory that is not
 empty and has no marker, is not owned by the user or can be written by others is refused. Entries are written
@@ -53,9 +58,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from unifab.sources import Source
 
 __all__ = [
     "CACHE_ENV",
@@ -68,6 +76,7 @@ __all__ = [
     "DeviceKey",
     "RecordCache",
     "code_fingerprint",
+    "content_key",
     "default_cache_dir",
     "device_key",
     "dumps",
@@ -200,6 +209,34 @@ def device_key(bundle_dir: str, rel: str) -> DeviceKey | None:
         os.close(fd)
     digest = hashlib.blake2b(marshal.dumps(parts), digest_size=20).hexdigest()
     return DeviceKey(digest, max(changes, default=0))
+
+
+def content_key(source: Source, rel: str) -> DeviceKey | None:
+    """The :class:`DeviceKey` of directory ``rel`` of an in-memory ``source``, from what it holds: each entry's
+    name and kind, and for a file its size and bytes. ``newest_ns`` is 0: content never races its own hash.
+    ``None`` when ``rel`` is not a directory or a file cannot be read (then the device is read, never cached)."""
+    if source.kind(rel) != "dir":
+        return None
+    digest = hashlib.blake2b(digest_size=20)
+    pending = [rel]
+    try:
+        while pending:
+            directory = pending.pop()
+            for name in source.names(directory):
+                path = f"{directory}/{name}" if directory else name
+                kind = source.kind(path)
+                if kind == "dir":
+                    digest.update(b"d\0" + path.encode() + b"\0")
+                    pending.append(path)
+                elif kind == "file":
+                    data = source.read_bytes(path)
+                    digest.update(b"f\0%s\0%d\0" % (path.encode(), len(data)))
+                    digest.update(data)
+                else:
+                    return None
+    except (OSError, UnicodeError):
+        return None
+    return DeviceKey(digest.hexdigest(), 0)
 
 
 def _walk(fd: int, prefix: str, parts: list[_Part], changes: list[int]) -> bool:

@@ -17,7 +17,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -25,6 +25,9 @@ from unifab.api import BundleError, Finding, MemorySource, Session, Snapshot, So
 from unifab.model import FABRIC_KINDS, Host, Switch
 from unifab.serve.store import CurrentFinding, DeviceState
 from unifab.sources import Stamp
+
+if TYPE_CHECKING:
+    from unifab.collect.record_cache import CacheStats, RecordCache
 
 __all__ = [
     "Applied",
@@ -131,8 +134,15 @@ def combined(applied: list[Applied]) -> tuple[str, float]:
 class LiveFabric:
     """The current bundle and its session (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: RecordCache | None = None, cache_stats: CacheStats | None = None) -> None:
+        """``cache``: what a full load (the first part, a reload) reads each device through, keyed by content;
+        ``cache_stats`` (a fresh one with a cache) counts what those loads did with it."""
         self.files = BundleFiles()
+        if cache is not None and cache_stats is None:
+            from unifab.collect.record_cache import CacheStats
+
+            cache_stats = CacheStats()
+        self.cache, self.cache_stats = cache, cache_stats
         self.session: Session | None = None
         self.lock = threading.RLock()
         self.generation = -1  # nothing read from the store yet (rows from before generations are 0)
@@ -145,7 +155,7 @@ class LiveFabric:
         self.files.replace(dict(parts))
         try:
             if self.session is None:
-                self.session = Session(SourcePath(self.files))
+                self.session = self._session()
                 mode = "load"
             else:
                 mode = self.session.update_paths(sorted(parts)).mode
@@ -158,9 +168,12 @@ class LiveFabric:
     def reload(self) -> None:
         """A fresh session over the files as they are now (after putting parts back)."""
         try:
-            self.session = Session(SourcePath(self.files)) if self.files.parts() else None
+            self.session = self._session() if self.files.parts() else None
         except BundleError:
             self.session = None
+
+    def _session(self) -> Session:
+        return Session(SourcePath(self.files), cache=self.cache, cache_stats=self.cache_stats)
 
     def findings(self) -> list[Finding]:
         return [] if self.session is None else list(self.session.findings)

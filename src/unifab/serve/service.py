@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from unifab.serve import work
 from unifab.serve.auth import READ, ROLES, NewToken, Principal, TokenCache, new_token, split_token, verify_secret
@@ -32,6 +32,9 @@ from unifab.serve.metrics import Metrics
 from unifab.serve.render_view import RenderCache
 from unifab.serve.store import Heartbeat, Store
 from unifab.serve.store_views import unfilled_units
+
+if TYPE_CHECKING:
+    from unifab.collect.record_cache import RecordCache
 
 __all__ = ["DEFAULT_DB", "Server", "Settings", "pack_directory"]
 
@@ -48,6 +51,7 @@ class Settings:
     metrics_public: bool = True  # /metrics without a token, as scrapers expect
     recheck_wait: float = 120.0  # an ingest answers 202 (queued) when no re-check covered it by then
     poll_seconds: float = 2.0  # how often a replica looks for work nobody took (a replica died mid-ingest)
+    cache: RecordCache | None = None  # the parsed-record cache a full load of the fabric reads through
 
 
 class Server:
@@ -57,7 +61,7 @@ class Server:
         """``load=False``: only the store (token commands), no fabric, no start-up re-check."""
         self.settings = settings
         self.store = Store.open(settings.db)
-        self.live = LiveFabric()
+        self.live = LiveFabric(settings.cache)
         self.metrics = Metrics(self.store, links=self.link_status)
         self.tokens = TokenCache()
         self.views = IndexCache()  # the live fabric indexed for links, jobs and topology
