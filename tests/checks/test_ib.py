@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from unifab.checks.context import CheckContext
-from unifab.checks.ib import check_counters, check_duplicate, check_mtu, check_sl, check_sm
+from unifab.checks.ib import (
+    COUNTER_RULES,
+    CounterRule,
+    check_counters,
+    check_duplicate,
+    check_mtu,
+    check_sl,
+    check_sm,
+)
 from unifab.checks.topology import check_degraded
 from unifab.model import (
     Endpoint,
@@ -114,6 +122,14 @@ def test_duplicate_port_guid() -> None:
     assert any("flint -d mlx5_0 query" in c for x in f.fix for c in x.commands)
 
 
+def test_duplicate_node_guid_between_two_hosts_hcas() -> None:
+    """Two adapters burnt with one node GUID (a cloned or mis-flashed card): one finding, not one per GUID kind."""
+    fabric = _fabric(h3={"node_guid": "0xa088c20300000000"})  # h1's node GUID; the port GUIDs still differ
+    [f] = _run(check_duplicate, fabric)
+    assert (f.subject, f.evidence["kind"]) == ({"kind": "guid", "id": "0xa088c20300000000"}, "node GUID")
+    assert f.entities == ("nic:h1:mlx5_0", "nic:h3:mlx5_0") and f.severity is Severity.CRITICAL
+
+
 def test_duplicate_lid_between_an_hca_and_a_switch() -> None:
     fabric = _fabric(h2={"lid": 1})
     [f] = _run(check_duplicate, fabric)
@@ -151,6 +167,22 @@ def test_counter_thresholds(counters: dict[str, int], severity: Severity | None)
         assert found[0].subject == {"kind": "nic", "id": "nic:h1:mlx5_0"}
 
 
+@pytest.mark.parametrize("rule", COUNTER_RULES, ids=[r.name for r in COUNTER_RULES])
+def test_every_counter_rule_fires_just_beyond_its_threshold(rule: CounterRule) -> None:
+    assert _run(check_counters, _fabric(h1={"counters": {rule.name: rule.threshold}})) == []
+    [f] = _run(check_counters, _fabric(h1={"counters": {rule.name: rule.threshold + 1}}))
+    assert f.severity is rule.severity and f"{rule.name} {rule.threshold + 1}" in f.message
+
+
+def test_an_8_bit_counter_at_255_is_at_least_255() -> None:
+    """LinkErrorRecoveryCounter and LinkDownedCounter are 8 bits wide in the PMA: 255 is where they stop."""
+    counters = {"LinkErrorRecoveryCounter": 255, "PortRcvRemotePhysicalErrors": 4}
+    fabric = _fabric(**{"3": {"counters": counters, "saturated": frozenset({"LinkErrorRecoveryCounter"})}})
+    [f] = _run(check_counters, fabric)
+    assert "LinkErrorRecoveryCounter at least 255 (saturated)" in f.message
+    assert "PortRcvRemotePhysicalErrors 4" in f.message and f.severity is Severity.ERROR
+
+
 # --- IB-MTU ---
 
 
@@ -160,6 +192,22 @@ def test_hca_below_the_fabrics_mtu() -> None:
     assert f.entities == ("link:h3:mlx5_0--ib-leaf-r0:3",) and "runs IB MTU 2048" in f.message
     assert any("partitions.conf" in c for x in f.fix for c in x.commands)
     assert _run(check_mtu, _fabric(h1={"mtu": 4096})) == []
+
+
+def test_a_low_mtu_names_the_jobs_whose_nccl_runs_through_it() -> None:
+    fabric = _fabric(h1={"mtu": 4096}, h2={"mtu": 4096}, h3={"mtu": 2048}, h4={"mtu": 4096}, **{"3": {"mtu": 4096}})
+    _jobs(
+        fabric,
+        Job("job:slurm:7", "train", ("h3", "h4")),
+        Job("job:slurm:8", "other", ("h1",)),
+        Job("job:slurm:9", "eth", ("h3",), nccl_ib_hca="=mlx5_9"),  # its NCCL uses no IB HCA of h3
+    )
+    [f] = _run(check_mtu, fabric)
+    assert f.evidence["jobs"] == ["job:slurm:7"]
+    assert f.impact["summary"].endswith("; NCCL over IB of job:slurm:7 runs through it")
+    leaf_side = _fabric(h1={"mtu": 4096}, h2={"mtu": 4096}, h4={"mtu": 4096}, **{"3": {"mtu": 2048}})
+    [g] = _run(check_mtu, _jobs(leaf_side, Job("job:slurm:7", "train", ("h3",))))
+    assert g.evidence["device"] == LEAF and g.evidence["jobs"] == ["job:slurm:7"]  # the port's HCA's host
 
 
 def test_mtu_from_ibv_devinfo_when_the_port_record_has_none() -> None:

@@ -483,9 +483,12 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
     if not counts:
         return
     want = max(counts, key=lambda m: (counts[m], m))
-    for end, mtu in ends:
-        if mtu >= want:
-            continue
+    low = [(end, mtu) for end, mtu in ends if mtu < want]
+    jobs_of = _ib_jobs_by_host(ctx.fabric) if low else {}
+    peer_host = _hca_peers(ctx.fabric) if low else {}
+    for end, mtu in low:
+        host = end.device if end.host else peer_host.get(end.endpoint)
+        jobs = jobs_of.get(host, []) if host is not None else []
         lid, port = end.info.lid, _port_num(end)
         commands = (
             *_read_port(end),
@@ -507,15 +510,42 @@ def check_mtu(ctx: CheckContext) -> Iterator[Finding]:
                 "mtu": mtu,
                 "fabric_mtu": want,
                 "ports_at_fabric_mtu": counts[want],
+                "jobs": jobs,
             },
             fix=(Fix(end.device, commands),),
             impact={
                 "summary": f"every message through this port is cut into {mtu}-byte packets: more headers and "
-                f"packets per byte, and RDMA peers negotiate the path MTU down to {mtu}",
+                f"packets per byte, and RDMA peers negotiate the path MTU down to {mtu}"
+                + (f"; NCCL over IB of {_listed(jobs)} runs through it" if jobs else ""),
                 "action": f"raise the port's MTU to {want}",
             },
             entities=(end.link or end.entity,),
         )
+
+
+def _ib_jobs_by_host(fabric: Fabric) -> dict[str, list[str]]:
+    """host -> ids of the jobs whose NCCL runs over IB on it (one pass over the jobs)."""
+    out: dict[str, list[str]] = {}
+    for job in sorted(fabric.jobs.values(), key=lambda j: j.id):
+        if job_on_ib(fabric, job):
+            for host in job.hosts:
+                out.setdefault(host, []).append(job.id)
+    return out
+
+
+def _hca_peers(fabric: Fabric) -> dict[Endpoint, str]:
+    """switch port -> the host whose HCA its cable reaches (one pass over the links)."""
+    out: dict[Endpoint, str] = {}
+    for lk in fabric.links:
+        for near, far in ((lk.a, lk.b), (lk.b, lk.a)):
+            if far.node in fabric.hosts and near.node in fabric.switches:
+                out.setdefault(near, far.node)
+    return out
+
+
+def _listed(ids: list[str], shown: int = 5) -> str:
+    head = ", ".join(ids[:shown])
+    return head + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 # --- IB-SL ------------------------------------------------------------------------------------------------------

@@ -754,9 +754,15 @@ CHECKS = (
     *NCCL_CHECKS,
     CheckSpec(
         "TOPO-DEGRADED",
-        "A link runs below the speed its peers run (speed, lanes, IB width)",
-        "The slowest link paces every collective: the job runs at a fraction of its bandwidth.",
-        "Reseat or replace the cable or optic; check lanes and auto-negotiation.",
+        "A link runs below the speed its peers run, or below the plan's rate (speed, lanes, IB width)",
+        "The slowest link paces every collective: the job runs at a fraction of its bandwidth. Ethernet: the "
+        "NIC's and the switch port's operational speed (ethtool, sysfs, the switch's interface state), against the "
+        "most common speed of the same kind of link on that switch (fabric-wide when it has fewer than three). "
+        "InfiniBand: each port's trained width and speed (ib/ibnetdiscover.txt, ib/iblinkinfo.txt, the hosts' "
+        "ibstat), against the plan's width and speed when plan/ibnetdiscover.txt gives them, else against its "
+        "peers in the same fabric kind.",
+        "Reseat or replace the cable or optic; check lanes and auto-negotiation (IB: `mlxlink -d lid-<lid> -p "
+        "<port>`, then `ibportstate <lid> <port> reset`).",
         check_degraded,
     ),
     *UPLINK_CHECKS,
