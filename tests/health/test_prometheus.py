@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,7 +54,9 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def prometheus(twin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def prometheus_server(
+    twin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     promtool, server = _need("promtool"), _need("prometheus")
     work = tmp_path_factory.mktemp("tsdb")
     samples = [s for f in sorted((twin / "telemetry").glob("*.om")) for s in parse(f.read_text(), f.name)]
@@ -82,10 +86,16 @@ def prometheus(twin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(proc, f"{url}/-/ready", "prometheus", START_TIMEOUT_S, (work / "prometheus.log").read_text)
-        yield url
+        yield url, proc
     finally:
+        os.kill(proc.pid, signal.SIGCONT)  # a test that froze it has thawed it; never leave it stopped
         stop(proc)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def prometheus(prometheus_server: tuple[str, subprocess.Popen[bytes]]) -> str:
+    return prometheus_server[0]
 
 
 def test_prometheus_gives_the_same_incidents_as_the_bundle(twin: Path, prometheus: str) -> None:
@@ -107,6 +117,32 @@ def test_a_tsdb_that_is_down_is_a_clear_error(twin: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
     with pytest.raises(PrometheusError, match=url):
         read_prometheus(url, load_bundle(twin), 0.0, 600.0, 30.0, timeout=2.0)
+
+
+def test_a_tsdb_that_is_slow_is_a_clear_error_within_the_timeout(
+    twin: Path, prometheus_server: tuple[str, subprocess.Popen[bytes]]
+) -> None:
+    """The real Prometheus frozen (SIGSTOP): the kernel still accepts the connection, nothing answers. The read
+    gives up after --timeout with one line naming the server, then reads normally once it is thawed."""
+    from typer.testing import CliRunner
+
+    from unifab.cli import app
+
+    url, proc = prometheus_server
+    fabric = load_bundle(twin)
+    first, last = read_bundle(as_source_path(twin), fabric).span() or (0.0, 0.0)
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        with pytest.raises(PrometheusError, match=f"^{url}: no answer within 1 s$"):
+            read_prometheus(url, fabric, first, last, 30.0, timeout=1.0)
+        assert time.monotonic() - began < 30  # one query's timeout, not one per metric or a hang
+        args = ["health", str(twin), "--prometheus", url, "--timeout", "1", "--quiet"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and result.stderr == f"unifab: error: {url}: no answer within 1 s\n"
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    assert len(read_prometheus(url, fabric, first, last, 30.0)) > 0
 
 
 def test_cli_reads_prometheus(twin: Path, prometheus: str) -> None:

@@ -373,6 +373,8 @@ NOT_LINE_LOCAL: dict[str, str] = {
     "is skipped unnamed; a garbled heredoc end (EOF) leaves the rest of the file inside the heredoc",
     "lldpcli": "keyvalue: a line without '=' continues the value above, so the problem is named on the line before",
     "sonic-cli": "a garbled definition surfaces where it is referenced (a dangling reference names the referring line)",
+    "xid": "a kernel log is mostly other subsystems' lines, skipped by design: a garbled 'NVRM: GPU at' line (a "
+    "GPU's UUID) reads as one of them, unnamed; a garbled Xid line costs its event only, named",
 }
 # Formats whose record may lack a key once a line is garbled: named at the record's first line (before the line).
 AT_RECORD_START = frozenset({"ibv-devinfo", "nxos-lldp", "slurm-jobs"})

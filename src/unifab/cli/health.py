@@ -71,6 +71,10 @@ def health(
     step: Annotated[
         float, typer.Option(min=1.0, help="With --prometheus: seconds per point (the scrape interval).")
     ] = 30.0,
+    timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="With --prometheus: seconds to wait for each answer before giving up."),
+    ] = 10.0,
     intent: Annotated[
         Path | None,
         typer.Option(help="Intent file whose health: section sets the thresholds (default: the bundle's fabric.yaml)."),
@@ -91,7 +95,7 @@ def health(
         until = _time(end, "--end") or datetime.now(UTC).timestamp()
         since = _time(start, "--start") or until - 3600.0
         try:
-            store = read_prometheus(prometheus, fabric, since, until, step)
+            store = read_prometheus(prometheus, fabric, since, until, step, timeout=timeout)
         except PrometheusError as exc:
             fail(str(exc))
         source = prometheus

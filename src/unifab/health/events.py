@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from unifab import layout
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.health.openmetrics import Sample
 from unifab.health.openmetrics import parse as parse_openmetrics
 from unifab.model import Fabric
@@ -110,11 +110,13 @@ def _read(path: SourcePath, store: EventStore, where: str) -> str | None:
 def _kernel(
     store: EventStore, text: str, where: str, host: str | None, year: int | None, known: Collection[str] = ()
 ) -> None:
+    problems = ParseProblems(where)  # a line that does not parse costs its event only
     try:
-        log = xid.parse(text, where)
+        log = xid.parse(text, where, problems)
     except ParseError as exc:
         store.problems.append(str(exc))
         return
+    store.problems.extend(str(p) for p in problems.problems)
     for event in log.events:
         owner = event.host or host
         if owner is not None and owner not in known and owner.split(".", 1)[0] in known:

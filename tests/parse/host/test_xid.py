@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.xid import XidEvent, normalize_pci, parse
 
 GoldenCheck = Callable[[Path, object], None]
@@ -129,3 +129,24 @@ def test_malformed_xid_line() -> None:
 def test_unknown_prefix() -> None:
     err = parse_error(f"x\ny\nnode7 | {BODY}\n")
     assert err.line == 3 and "timestamp" in err.expected
+
+
+def test_a_bad_xid_line_costs_its_event_only_when_read_in_part() -> None:
+    """A log rotation can cut an Xid line, and messages can interleave: the log's other events are kept."""
+    text = (
+        "[ 1.0] NVRM: Xid (PCI:0000:9b:00): 79, pid=1, GPU has fallen off the bus.\n"
+        "[ 2.0] NVRM: Xid (PCI:0000:9b:00): sev\n"  # cut mid-line
+        "[ 3.0] NVRM: Xid (GPU-1234): 48, DBE\n"  # no PCI address
+        "[ 4.0] NVRM: Xid (PCI:0000:1a:00): 94, pid=2, Contained ECC error.\n"
+    )
+    problems = ParseProblems("dmesg")
+    log = parse(text, "dmesg", problems)
+    assert [(e.line, e.xid, e.pci_bus_id) for e in log.events] == [(1, 79, "0000:9b:00.0"), (4, 94, "0000:1a:00.0")]
+    assert [(p.line, p.skipped) for p in problems.problems] == [
+        (2, "the Xid event of line 2"),
+        (3, "the Xid event of line 3"),
+    ]
+    assert "PCI:dddd:bb:dd" in problems.problems[1].expected
+    with pytest.raises(ParseError) as strict:  # without a collector: the first one, as before
+        parse(text, "dmesg")
+    assert strict.value.line == 2

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = ["XidEvent", "XidLog", "dump", "normalize_pci", "parse"]
 
@@ -119,17 +119,25 @@ def _event(number: int, m: re.Match[str], source: str) -> XidEvent:
     return XidEvent(number, stamp[0], stamp[1], pci, int(m["xid"]), pid, process, message)
 
 
-def parse(text: str, source: str = "<input>") -> XidLog:
-    """Collect the Xid events of a kernel log; lines without ``NVRM: Xid`` are skipped."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> XidLog:
+    """Collect the Xid events of a kernel log; lines without ``NVRM: Xid`` are skipped.
+
+    Read in part: an ``NVRM: Xid`` line that does not parse (cut by a log rotation, interleaved with another
+    message) costs that event only, named at its line; the other events of the log are kept (without
+    ``problems``, the first one is raised)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     events: list[XidEvent] = []
     gpus: dict[str, str] = {}
     for number, raw in enumerate(text.split("\n"), start=1):
         if "NVRM:" not in raw:
             continue
         if m := _XID.match(raw):
-            events.append(_event(number, m, source))
+            with log.skipping(f"the Xid event of line {number}"):
+                events.append(_event(number, m, source))
         elif "NVRM: Xid" in raw:
-            raise ParseError(source, "expected 'NVRM: Xid (PCI:dddd:bb:dd): <number>, ...'", line=number)
+            log.add(
+                "expected 'NVRM: Xid (PCI:dddd:bb:dd): <number>, ...'", f"the Xid event of line {number}", line=number
+            )
         elif g := _GPU_AT.search(raw):
             pci = normalize_pci(g["pci"])
             if pci is not None:
