@@ -219,11 +219,13 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> Ev
         where = f"{layout.NCCL_LOG_DIR}/{path.relative_to(root / layout.NCCL_LOG_DIR)}"
         if (text := _read(path, store, where)) is None:
             continue
+        problems = ParseProblems(where)  # a line that does not parse costs that line only
         try:
-            log = nccl_debug.parse(text, where)
+            log = nccl_debug.parse(text, where, problems)
         except ParseError as exc:
             store.problems.append(str(exc))
             continue
+        store.problems.extend(str(p) for p in problems.problems)
         store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
     dcgm = root / layout.DCGM_DIR
     for path in (

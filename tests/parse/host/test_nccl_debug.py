@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.host.nccl_debug import NcclIbDevice, NcclInterface, parse, scan_versions
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -135,6 +135,25 @@ def test_a_log_with_only_warn_lines_is_read_and_other_warnings_are_ignored() -> 
 def test_a_completion_line_in_no_known_shape_is_a_located_error() -> None:
     err = parse_error(text("banner", "h:1:1 [0] x.cc:1 NCCL WARN NET/IB: Got completion from peer 10.0.0.1 broken"))
     assert err.line == 2 and "status=" in err.expected
+
+
+def test_read_in_part_a_bad_line_costs_that_line_only() -> None:
+    """A truncated completion error, or an IB selection line whose OOB part is cut, among good lines: the
+    other errors and the line's own devices are not half-kept."""
+    log = text(
+        OLD,
+        "h:1:1 [0] x.cc:1 NCCL WARN NET/IB: Got completion from peer 10.0.0.1 broken",
+        "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0",  # OOB cut: none of the line is kept
+        "h:1:1 [0] NCCL INFO NET/IB : Using [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>",
+        NEW,
+    )
+    problems = ParseProblems("t.log")
+    r = parse(log, "t.log", problems)
+    assert [e.line for e in r.errors] == [1, 5]
+    assert [(p.line, p.skipped) for p in problems.problems] == [(2, "line 2"), (3, "line 3")]
+    assert [d.name for d in r.hosts["h"].ib_devices] == ["mlx5_1"]
+    assert r.hosts["h"].oob_interface == NcclInterface(None, "ib0", "10.0.0.1", 0)
+    assert parse_error(log).line == 2  # without a collector: the first problem, as before
 
 
 # --- NCCL version lines ----------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 
 __all__ = [
     "NcclCompletionError",
@@ -199,27 +199,37 @@ def _items(listing: str, pattern: re.Pattern[str], what: str, number: int, sourc
 
 
 def _ib_using(host: _Host, m: re.Match[str], number: int, source: str) -> None:
-    for d in _items(m["devs"], _IB_DEVICE, "an IB device such as '[0]mlx5_0:1/RoCE'", number, source):
-        device = NcclIbDevice(int(d["idx"]), d["name"], int(d["port"]), d["link"], d["ro"] is not None)
-        host.ib.setdefault((device.index, device.name, device.port), device)
-    if m["oob"] is not None and host.oob is None:
+    """The line's devices and OOB interface, read whole before any is kept (a bad one costs the line only)."""
+    found = _items(m["devs"], _IB_DEVICE, "an IB device such as '[0]mlx5_0:1/RoCE'", number, source)
+    devices = [NcclIbDevice(int(d["idx"]), d["name"], int(d["port"]), d["link"], d["ro"] is not None) for d in found]
+    oob = None
+    if m["oob"] is not None:
         o = _OOB.match(m["oob"])
         if o is None:
             raise ParseError(
                 source, f"expected an OOB interface such as 'eth0:10.0.0.1<0>', got {m['oob']!r}", line=number
             )
-        host.oob = NcclInterface(None, o["name"], o["addr"], int(o["port"]))
+        oob = NcclInterface(None, o["name"], o["addr"], int(o["port"]))
+    for device in devices:
+        host.ib.setdefault((device.index, device.name, device.port), device)
+    if host.oob is None:
+        host.oob = oob
 
 
 def _socket_using(host: _Host, m: re.Match[str], number: int, source: str) -> None:
+    found = _items(m["ifs"], _INTERFACE, "an interface such as '[0]eth0:10.0.0.1<0>'", number, source)
     host.socket = True
-    for i in _items(m["ifs"], _INTERFACE, "an interface such as '[0]eth0:10.0.0.1<0>'", number, source):
+    for i in found:
         interface = NcclInterface(int(i["idx"]), i["name"], i["addr"], int(i["port"]))
         host.interfaces.setdefault((interface.index, interface.name, interface.address), interface)
 
 
-def parse(text: str, source: str = "<input>") -> NcclDebug:
-    """Read the NET/IB and NET/Socket selection lines of an ``NCCL_DEBUG=INFO`` log, grouped by host."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NcclDebug:
+    """Read the NET/IB and NET/Socket selection lines of an ``NCCL_DEBUG=INFO`` log, grouped by host.
+
+    Read in part: a selection, version or completion-error line that does not parse costs that line only,
+    named (without ``problems``, the first one is raised); a log with no NCCL line at all is refused."""
+    log = problems if problems is not None else ParseProblems.strict(source)
     if not text.strip():
         raise ParseError(source, "expected an NCCL_DEBUG=INFO log, got empty text", line=1)
     hosts: dict[str, _Host] = {}
@@ -232,19 +242,20 @@ def parse(text: str, source: str = "<input>") -> NcclDebug:
         host = hosts.setdefault(p["host"], _Host())
         host.pids.setdefault(int(p["pid"]), None)
         msg = " ".join(p["msg"].split())
-        if p["level"] == "WARN":
-            if "Got completion from peer" in msg:
-                errors.append(_completion(raw, p, msg, number, source))
-            continue
-        if msg.startswith(_VERSION_MSG):
-            versions.append(_version(p, msg, number, source))
-            host.versions.setdefault(versions[-1].release, None)
-        elif m := _IB_USING.match(msg):
-            _ib_using(host, m, number, source)
-        elif m := _SOCKET_USING.match(msg):
-            _socket_using(host, m, number, source)
-        elif _NO_IB.match(msg):
-            host.no_ib = True
+        with log.skipping(f"line {number}"):
+            if p["level"] == "WARN":
+                if "Got completion from peer" in msg:
+                    errors.append(_completion(raw, p, msg, number, source))
+                continue
+            if msg.startswith(_VERSION_MSG):
+                versions.append(_version(p, msg, number, source))
+                host.versions.setdefault(versions[-1].release, None)
+            elif m := _IB_USING.match(msg):
+                _ib_using(host, m, number, source)
+            elif m := _SOCKET_USING.match(msg):
+                _socket_using(host, m, number, source)
+            elif _NO_IB.match(msg):
+                host.no_ib = True
     if not hosts:
         raise ParseError(source, "expected '<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...' lines, found none", line=1)
     return NcclDebug({name: h.freeze() for name, h in hosts.items()}, tuple(errors), tuple(versions))
