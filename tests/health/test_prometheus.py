@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,8 @@ from processes import stop, wait_until_ready
 
 from unifab.collect.bundle import load_bundle
 from unifab.health.engine import run_health
-from unifab.health.openmetrics import dump, parse
-from unifab.health.prometheus import PrometheusError, read_prometheus
+from unifab.health.openmetrics import Sample, dump, parse
+from unifab.health.prometheus import PrometheusError, read_prometheus, read_prometheus_xids
 from unifab.health.series import read_bundle
 from unifab.sources import as_source_path
 from unifab.twin.generate import generate
@@ -53,6 +54,39 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@dataclass(frozen=True)
+class GpuXid:
+    """One GPU whose dcgm-exporter gauge reads Xid 79 from one sample on (the TSDB holds its scrapes)."""
+
+    host: str
+    index: int
+    pci_bus_id: str
+    uuid: str
+    times: tuple[float, ...]
+    at: float
+
+
+def _gpu_xid(twin: Path) -> GpuXid:
+    fabric = load_bundle(twin)
+    gpu = fabric.hosts["gpu003"].gpus[2]
+    first, _ = read_bundle(as_source_path(twin), fabric).span() or (0.0, 0.0)
+    times = tuple(first + 30.0 * i for i in range(20))
+    assert gpu.pci_bus_id and gpu.uuid
+    return GpuXid("gpu003", 2, gpu.pci_bus_id, gpu.uuid, times, times[9])
+
+
+def _dcgm_samples(twin: Path) -> list[Sample]:
+    """dcgm-exporter 4.x's gauge as the GPU Operator scrapes it (Hostname, pci_bus_id, UUID, err_code)."""
+    g = _gpu_xid(twin)
+    out = []
+    for t in g.times:
+        value = 79 if t >= g.at else 0
+        labels = {"gpu": str(g.index), "UUID": g.uuid, "pci_bus_id": g.pci_bus_id.upper(), "Hostname": g.host}
+        labels["err_code"] = str(value)
+        out.append(Sample("DCGM_FI_DEV_XID_ERRORS", tuple(sorted(labels.items())), value, t))
+    return out
+
+
 @pytest.fixture(scope="module")
 def prometheus_server(
     twin: Path, tmp_path_factory: pytest.TempPathFactory
@@ -61,6 +95,7 @@ def prometheus_server(
     work = tmp_path_factory.mktemp("tsdb")
     samples = [s for f in sorted((twin / "telemetry").glob("*.om")) for s in parse(f.read_text(), f.name)]
     counters = {s.name.removesuffix("_total") for s in samples if s.name.endswith("_total")}
+    samples += _dcgm_samples(twin)
     (work / "data.om").write_text(dump(samples, counters))
     subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(work / "data.om"), str(work / "tsdb")],
@@ -113,6 +148,18 @@ def test_prometheus_gives_the_same_incidents_as_the_bundle(twin: Path, prometheu
     ] == (summary)
 
 
+def test_the_gpus_xids_come_from_dcgm_exporter_in_the_tsdb(twin: Path, prometheus: str) -> None:
+    fabric, g = load_bundle(twin), _gpu_xid(twin)
+    events = read_prometheus_xids(prometheus, fabric, g.times[0], g.times[-1], 30.0)
+    assert events.problems == []
+    assert [(x.host, x.event.pci_bus_id, x.event.xid, x.time) for x in events.xids] == [
+        (g.host, g.pci_bus_id, 79, g.at)  # once: the gauge stays at 79 afterwards
+    ]
+    result = run_health(fabric, read_prometheus(prometheus, fabric, g.times[0], g.times[-1], 30.0), events=events)
+    [incident] = [i for i in result.incidents if i.root == f"gpu:{g.host}:{g.index}"]
+    assert incident.start == g.at and [s.detector for s in incident.symptoms] == ["HEALTH-GPU-XID"]
+
+
 def test_a_tsdb_that_is_down_is_a_clear_error(twin: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
     with pytest.raises(PrometheusError, match=url):
@@ -158,6 +205,7 @@ def test_cli_reads_prometheus(twin: Path, prometheus: str) -> None:
     result = CliRunner().invoke(app, [*args, "--quiet"])
     assert result.exit_code == 1, result.output
     truth = orjson.loads((twin / "truth.json").read_bytes())
+    g = _gpu_xid(twin)  # the TSDB also holds one GPU's dcgm Xid 79: its incident comes with the faults'
     assert {i["root_cause"]["id"] for i in orjson.loads(result.stdout)["incidents"]} == {
         f["root_cause"]["id"] for f in truth["faults"]
-    }
+    } | {f"gpu:{g.host}:{g.index}"}

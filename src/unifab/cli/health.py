@@ -84,7 +84,7 @@ def health(
     from unifab.checks.runner import run_checks
     from unifab.health.engine import read_bundle_series, run_health
     from unifab.health.events import read_events
-    from unifab.health.prometheus import PrometheusError, read_prometheus
+    from unifab.health.prometheus import PrometheusError, read_prometheus, read_prometheus_xids
     from unifab.sources import as_source_path
 
     if prometheus is None and (start or end):
@@ -96,6 +96,7 @@ def health(
         since = _time(start, "--start") or until - 3600.0
         try:
             store = read_prometheus(prometheus, fabric, since, until, step, timeout=timeout)
+            gpu_events = read_prometheus_xids(prometheus, fabric, since, until, step, timeout=timeout)
         except PrometheusError as exc:
             fail(str(exc))
         source = prometheus
@@ -104,7 +105,11 @@ def health(
         source = str(bundle)
     span = store.span()
     year = datetime.fromtimestamp(span[1] if span else datetime.now(UTC).timestamp(), UTC).year
-    events = read_events(as_source_path(bundle), fabric, year)
+    # with a TSDB, the GPUs' dcgm-exporter gauges come from it (as the counters do), not from telemetry/dcgm/
+    events = read_events(as_source_path(bundle), fabric, year, dcgm=prometheus is None)
+    if prometheus is not None:
+        events.xids.extend(gpu_events.xids)
+        events.problems.extend(gpu_events.problems)
     if not store.series and not events.files:
         where = prometheus or f"{bundle}/telemetry/*.om or ib/perfquery/*.txt"
         first = f" ({store.problems[0]})" if store.problems else ""

@@ -19,7 +19,7 @@ A file that cannot be read or parsed is one problem (file, line, what was expect
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -31,7 +31,7 @@ from unifab.model import Fabric
 from unifab.parse.host import ethtool_module, nccl_debug, xid
 from unifab.sources import SourcePath
 
-__all__ = ["EventStore", "ModuleRecord", "NcclRecord", "XidRecord", "read_events", "wall_time"]
+__all__ = ["DCGM_XID", "EventStore", "ModuleRecord", "NcclRecord", "XidRecord", "dcgm_xids", "read_events", "wall_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +160,17 @@ def _dcgm_gpu(sample: Sample, fabric: Fabric, host: str) -> str | None:
 
 
 def _dcgm(store: EventStore, text: str, where: str, fabric: Fabric) -> None:
-    """Xid events from the DCGM_FI_DEV_XID_ERRORS gauge: one per change to a non-zero value, per GPU."""
     try:
         samples = parse_openmetrics(text, where)
     except ParseError as exc:
         store.problems.append(str(exc))
         return
+    dcgm_xids(store, samples, where, fabric)
+
+
+def dcgm_xids(store: EventStore, samples: Iterable[Sample], where: str, fabric: Fabric) -> None:
+    """Xid events from the DCGM_FI_DEV_XID_ERRORS gauge: one per change to a non-zero value, per GPU (the samples
+    of a scrape file, or of a TSDB's range query: :func:`unifab.health.prometheus.read_prometheus_xids`)."""
     last: dict[tuple[tuple[str, str], ...], float] = {}
     unplaced: set[str] = set()
     for sample in sorted((s for s in samples if s.name == DCGM_XID), key=lambda s: s.timestamp or 0.0):
@@ -193,8 +198,9 @@ def _dcgm(store: EventStore, text: str, where: str, fabric: Fabric) -> None:
     )
 
 
-def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> EventStore:
-    """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times)."""
+def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dcgm: bool = True) -> EventStore:
+    """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times).
+    ``dcgm=False``: not the scrapes of ``telemetry/dcgm/`` (the GPU gauges come from a TSDB instead)."""
     store = EventStore()
     for path in _logs(root, layout.KERNEL_LOG_DIR):
         where = f"{layout.KERNEL_LOG_DIR}/{path.relative_to(root / layout.KERNEL_LOG_DIR)}"
@@ -227,11 +233,13 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None) -> Ev
             continue
         store.problems.extend(str(p) for p in problems.problems)
         store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
-    dcgm = root / layout.DCGM_DIR
+    scrapes = root / layout.DCGM_DIR
     for path in (
-        sorted(p for p in dcgm.walk_files() if p.name.endswith(layout.TELEMETRY_SUFFIX)) if dcgm.is_dir() else ()
+        sorted(p for p in scrapes.walk_files() if p.name.endswith(layout.TELEMETRY_SUFFIX))
+        if dcgm and scrapes.is_dir()
+        else ()
     ):
-        where = f"{layout.DCGM_DIR}/{path.relative_to(dcgm)}"
+        where = f"{layout.DCGM_DIR}/{path.relative_to(scrapes)}"
         if (text := _read(path, store, where)) is not None:
             _dcgm(store, text, where, fabric)
     return store

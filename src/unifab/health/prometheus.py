@@ -5,21 +5,23 @@ One ``/api/v1/query_range`` per metric of :data:`~unifab.health.series.METRICS`,
 counter's own value, not an average), and a step without a sample has no point, so a missed scrape stays a gap.
 A plain selector would not do: the query engine carries the last value forward for 5 minutes (its lookback), which
 would hide gaps. Values come back as float64 (a TSDB stores nothing else): counters above 2**53 lose their last
-digits there, which a rate does not notice.
+digits there, which a rate does not notice. The GPUs' Xid events come the same way, from dcgm-exporter's
+``DCGM_FI_DEV_XID_ERRORS`` gauge (:func:`read_prometheus_xids`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from unifab.errors import UnifabError
+from unifab.health.events import DCGM_XID, EventStore, dcgm_xids
 from unifab.health.openmetrics import Sample
 from unifab.health.series import METRICS, SeriesStore, build_store
 from unifab.model import Fabric
 
-__all__ = ["PrometheusError", "read_prometheus"]
+__all__ = ["PrometheusError", "read_prometheus", "read_prometheus_xids"]
 
 MAX_POINTS = 11_000  # Prometheus refuses a range query of more points per series
 
@@ -54,14 +56,10 @@ def _samples(metric: str, body: Any, url: str) -> Iterator[tuple[Sample, str]]:
             yield Sample(metric, key, v, t), f"{url} {metric}"
 
 
-def read_prometheus(
-    url: str, fabric: Fabric, start: float, end: float, step: float = 30.0, *, timeout: float = 10.0
-) -> SeriesStore:
-    """Every known metric between ``start`` and ``end`` (epoch seconds), one point per ``step`` seconds.
-
-    Raises :class:`PrometheusError` when the server cannot be reached, is slower than ``timeout`` seconds, or
-    answers an error.
-    """
+def _answers(
+    url: str, metrics: Iterable[str], start: float, end: float, step: float, timeout: float
+) -> Iterator[tuple[str, Any]]:
+    """``(metric, JSON answer)`` of one range query per metric over one connection (see the module doc)."""
     import httpx
 
     if end <= start or step <= 0:
@@ -72,10 +70,9 @@ def read_prometheus(
         )
     base = url.rstrip("/")
     window = f"{max(1, round(step * 1000) - 1)}ms"
-    store = SeriesStore()
     try:
         with httpx.Client(base_url=base, timeout=timeout) as client:
-            for metric in METRICS:
+            for metric in metrics:
                 params = {
                     "query": f"last_over_time({metric}[{window}])",
                     "start": repr(start),
@@ -93,9 +90,35 @@ def read_prometheus(
                     body = response.json()
                 except ValueError:
                     raise PrometheusError(f"{base}: the answer for {metric} is not JSON") from None
-                build_store(_samples(metric, body, base), fabric, store)
+                yield metric, body
     except httpx.TimeoutException:
         raise PrometheusError(f"{base}: no answer within {timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise PrometheusError(f"{base}: {exc}") from None
+
+
+def read_prometheus(
+    url: str, fabric: Fabric, start: float, end: float, step: float = 30.0, *, timeout: float = 10.0
+) -> SeriesStore:
+    """Every known metric between ``start`` and ``end`` (epoch seconds), one point per ``step`` seconds.
+
+    Raises :class:`PrometheusError` when the server cannot be reached, is slower than ``timeout`` seconds, or
+    answers an error.
+    """
+    store = SeriesStore()
+    base = url.rstrip("/")
+    for metric, body in _answers(url, METRICS, start, end, step, timeout):
+        build_store(_samples(metric, body, base), fabric, store)
+    return store
+
+
+def read_prometheus_xids(
+    url: str, fabric: Fabric, start: float, end: float, step: float = 30.0, *, timeout: float = 10.0
+) -> EventStore:
+    """The GPUs' Xid events from dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS`` gauge in the same window, as
+    ``telemetry/dcgm/`` scrapes give them (:func:`unifab.health.events.dcgm_xids`); no series is an empty store."""
+    store = EventStore()
+    base = url.rstrip("/")
+    for metric, body in _answers(url, (DCGM_XID,), start, end, step, timeout):
+        dcgm_xids(store, (sample for sample, _ in _samples(metric, body, base)), f"{base} {metric}", fabric)
     return store
