@@ -106,6 +106,13 @@ class JobSummary(TypedDict):
     verdict: Verdict
 
 
+class IncidentsPage(TypedDict):
+    source: str
+    summary: dict[str, Any] | None  # None before the first snapshot
+    problems: list[str]
+    incidents: list[dict[str, Any]]
+
+
 class JobsPage(TypedDict):
     items: list[JobSummary]
     next_cursor: str | None
@@ -247,6 +254,18 @@ def fabric_router() -> APIRouter:
         if index is None or found is None:
             raise HTTPException(404, f"no link {link_id!r} (links are named link:<node>:<port>--<node>:<port>)")
         doc: LinkDetail = index.link_detail(found)  # type: ignore[assignment]
+        return doc
+
+    @guarded(api, "get", "/incidents", READ, tags=["health"])
+    def incidents(request: Request) -> IncidentsPage:
+        """Incidents from the telemetry the current snapshot carries (``telemetry/``: counter series, kernel and
+        NCCL logs, rounds), as ``unifab health`` gives them for the bundle: one root cause each, its symptoms,
+        the jobs it hurts and the actions to take (docs/health.md)."""
+        server = _server(request)
+        view = server.health_view()
+        if view is None:
+            return {"source": "unifab-serve", "summary": None, "problems": [], "incidents": []}
+        doc: IncidentsPage = view.document()  # type: ignore[assignment]
         return doc
 
     @guarded(api, "get", "/jobs", READ, tags=["jobs"])

@@ -45,7 +45,7 @@ __all__ = [
     "upload_id",
 ]
 
-TOP_PARTS = ("plan", "ib", "scheduler", "fabric.yaml", "truth.json")
+TOP_PARTS = ("plan", "ib", "scheduler", "telemetry", "fabric.yaml", "truth.json")
 DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,199}")
 COLLECT_JSON = "collect.json"
@@ -114,7 +114,7 @@ def parse_upload(data: bytes, label: str, max_unpacked: int) -> Upload:
             raise IngestError(
                 422,
                 f"{rel}: not part of the bundle layout (hosts/<host>/, switches/<switch>/<os>/, plan/, ib/, "
-                "scheduler/, fabric.yaml; see docs/bundle.md)",
+                "scheduler/, telemetry/, fabric.yaml; see docs/bundle.md)",
             )
         _check_file(rel, part, body)
         parts.setdefault(part, {})[rel] = body

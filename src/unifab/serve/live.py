@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from unifab.api import BundleError, Finding, MemorySource, Session, Snapshot, SourcePath, findings_document
+from unifab.layout import TELEMETRY_DIR
 from unifab.model import FABRIC_KINDS, Host, Switch
 from unifab.serve.store import CurrentFinding, DeviceState
 from unifab.sources import Stamp
@@ -114,6 +115,19 @@ class BundleFiles:
         return None if source is None else source.stamp(rel)
 
 
+def _changed_paths(parts: dict[str, dict[str, bytes]], previous: dict[str, dict[str, bytes] | None]) -> list[str]:
+    """What the session re-reads: each part, except ``telemetry``, named by the files that differ from the part
+    before (most of it is read by health alone; a changed NCCL log under it re-reads the bundle)."""
+    out: list[str] = []
+    for part in sorted(parts):
+        if part == TELEMETRY_DIR:
+            old, new = previous.get(part) or {}, parts[part]
+            out += sorted(rel for rel in old.keys() | new.keys() if old.get(rel) != new.get(rel))
+        else:
+            out.append(part)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     mode: str  # "load" (the first part), or the session's update mode
@@ -158,7 +172,7 @@ class LiveFabric:
                 self.session = self._session()
                 mode = "load"
             else:
-                mode = self.session.update_paths(sorted(parts)).mode
+                mode = self.session.update_paths(_changed_paths(parts, previous)).mode
         except Exception:
             self.files.replace(previous)
             self.reload()

@@ -26,12 +26,15 @@ from typing import TYPE_CHECKING, Any
 from unifab.serve import work
 from unifab.serve.auth import READ, ROLES, NewToken, Principal, TokenCache, new_token, split_token, verify_secret
 from unifab.serve.fabric_views import FabricIndex, IndexCache
+from unifab.serve.health_view import HealthCache, HealthView
+from unifab.serve.health_view import build as build_health
 from unifab.serve.ingest import IngestError, pack_directory, pack_part, parse_upload, unpack_part, upload_id
 from unifab.serve.live import LiveFabric, combined, current_findings, device_states, ib_switches
 from unifab.serve.metrics import Metrics
 from unifab.serve.render_view import RenderCache
 from unifab.serve.store import Heartbeat, Store
 from unifab.serve.store_views import unfilled_units
+from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
     from unifab.collect.record_cache import RecordCache
@@ -65,6 +68,7 @@ class Server:
         self.metrics = Metrics(self.store, links=self.link_status)
         self.tokens = TokenCache()
         self.views = IndexCache()  # the live fabric indexed for links, jobs and topology
+        self.health = HealthCache()  # incidents from the live fabric's telemetry
         self.renders = RenderCache()
         self.replica = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claim = threading.Lock()  # this process's share of the claim (SKIP LOCKED within the process)
@@ -317,6 +321,19 @@ class Server:
             findings = session.findings
             key = (self.live.generation, id(session), id(findings))
             return self.views.get(key, lambda: FabricIndex.build(key, session.fabric, list(findings)))
+
+    def health_view(self) -> HealthView | None:
+        """Incidents from the telemetry of the live fabric (:mod:`unifab.serve.health_view`), computed once per
+        state of the fabric; ``None`` before the first snapshot."""
+        self.catch_up()
+        with self.live.lock:
+            session = self.live.session
+            if session is None:
+                return None
+            findings = session.findings
+            key = (self.live.generation, id(session), id(findings))
+            root = SourcePath(self.live.files)
+            return self.health.get(key, lambda: build_health(key, root, session.fabric, list(findings)))
 
     def link_status(self) -> dict[tuple[str, str, str], int]:
         """Links by (fabric, kind, QoS status) for /metrics; empty before the first snapshot."""

@@ -1,4 +1,4 @@
-"""The fabric pages of the web UI: the rail map, a leaf, the link list and link debugger, jobs and a job.
+"""The fabric pages of the web UI: the rail map, a leaf, the link list and link debugger, jobs, a job, incidents.
 
 Server-rendered like the rest of :mod:`unifab.serve.ui` (same roles, same escaping: every device string
 passes :func:`unifab.report.text.display` and autoescape). Lists are paged on the server (links by cursor,
@@ -19,6 +19,7 @@ from unifab.report import railmap
 from unifab.serve.api_fabric import index_of, rail_title
 from unifab.serve.auth import READ
 from unifab.serve.fabric_views import FabricIndex
+from unifab.serve.health_view import PLOT_HEIGHT, PLOT_WIDTH
 from unifab.serve.routing import SEVERITIES, guarded
 from unifab.serve.service import Server
 from unifab.serve.ui import render
@@ -143,6 +144,26 @@ def fabric_ui_router() -> APIRouter:
         if job is None:
             return render(request, "error.html", status=404, message=f"no job {job_id!r}")
         return render(request, "job.html", **_job_context(index, job_id, page))
+
+    @guarded(ui, "get", "/incidents", READ, response_class=HTMLResponse)
+    def incidents_page(request: Request) -> HTMLResponse:
+        view = _server(request).health_view()
+        if view is None:
+            return render(request, "incidents.html", summary=None, problems=[], incidents=[], width=0, height=0)
+        doc = view.document()
+        items = [
+            {"doc": d, "plots": {(p.entity, p.counter): p for p in view.plots(incident)}}
+            for d, incident in zip(doc["incidents"], view.result.incidents, strict=True)
+        ]
+        return render(
+            request,
+            "incidents.html",
+            summary=doc["summary"],
+            problems=doc["problems"],
+            incidents=items,
+            width=PLOT_WIDTH,
+            height=PLOT_HEIGHT,
+        )
 
     return ui
 
