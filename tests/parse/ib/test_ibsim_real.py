@@ -157,6 +157,9 @@ def test_injected_counters_read_exactly(sim: tuple[NetFabric, IbSim]) -> None:
 
     agg = perfquery.parse(ib.run(["perfquery", "-a", str(leaf_lid)]), "perfquery -a").blocks
     assert [b.port for b in agg] == [255] and agg[0].counters["LinkDownedCounter"] == 12
+    one = perfquery.parse(ib.run(["perfquery", "-x", str(leaf_lid), "2"]), "perfquery -x").blocks
+    assert [(b.kind, b.lid, b.port) for b in one] == [("extended", leaf_lid, 2)]
+    assert {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"} <= set(one[0].counters)
     ext = perfquery.parse(ib.run(["perfquery", "-x", "-a", "-l", str(leaf_lid)]), "perfquery -x -a -l")
     assert [b.port for b in ext.blocks] == list(range(1, leaf.nports + 1))
     assert {b.kind for b in ext.blocks} == {"extended"} and ext.blocks[1].counters["PortXmitData"] > 0
