@@ -8,7 +8,7 @@ holds only the schema, :func:`unifab.health.thresholds.from_intent` maps it onto
       link_flap: {events: 3, window_s: 900}
       fec: {intervals: 3, window_s: 600, total: 20, ber_warn: 1.0e-5}
       lossless_drops: {intervals: 3, window_s: 600, total: 20}
-      pfc_storm: {share: 0.5, intervals: 3, window_s: 300}
+      pfc_storm: {share: 0.5, intervals: 3, window_s: 300, watchdog_storms: 2}
       ecn_absent: {pause_share: 0.1, intervals: 3, window_s: 600}
       down: {after_s: 300}
       nccl_error: {peers: 2}
@@ -93,6 +93,7 @@ class PfcStormSpec(_Spec):
     share: Share | None = None
     intervals: Count | None = None
     window_s: WindowS | None = None
+    watchdog_storms: Count | None = None  # PFC watchdog storms on one switch queue within window_s
 
 
 class EcnAbsentSpec(_Spec):

@@ -4,10 +4,14 @@ samples: the sysfs hw_counters tree of an H100 node, SONiC's COUNTERS_DB and an 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
+from tests.health.conftest import small_fabric
 
+from unifab.health.detect import PFC_STORM, Thresholds, detect
+from unifab.health.localize import localize
 from unifab.health.openmetrics import Sample, dump
 from unifab.health.series import build_store, intervals, read_bundle
 from unifab.health.snapshot_series import ROUNDS_DIR, read_rounds, round_time
@@ -130,3 +134,31 @@ def test_a_series_the_telemetry_gives_is_kept_from_the_telemetry(tmp_path: Path)
     assert any("also read from telemetry/; the telemetry's were kept" in p for p in store.problems)
     assert ("nic:gpu001:eth2", "carrier_changes", "") in store.series
     assert build_store([], Fabric()).series == {}
+
+
+def test_pfc_watchdog_storms_that_return_are_the_peers_storm(tmp_path: Path) -> None:
+    """SONiC's PFC watchdog counts the storms it detected per queue (PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED). Two
+    more on leaf1 Ethernet8 queue 4 within five minutes: the NIC cabled there keeps pausing it, so the incident is
+    that NIC's (rule 6), the watchdog's port and queue in the note. A count that does not move is no symptom."""
+    db = orjson.loads(COUNTERS_DB.read_bytes())
+    queue = "COUNTERS:" + db["COUNTERS_QUEUE_NAME_MAP"]["Ethernet8:4"]
+    bundle = tmp_path / "b"
+    for n, storms in enumerate((3, 3, 4, 5, 5)):
+        db[queue]["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"] = str(storms)
+        path = bundle / ROUNDS_DIR / str(T0 + 60 * n) / "switches" / "leaf1" / "sonic" / "counters_db.json"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(orjson.dumps(db))
+    fabric = small_fabric()
+    store = read_rounds(as_source_path(bundle), fabric)
+    assert store.series[("port:leaf1:Ethernet8", "pfcwd_storms", "4")].values == [3, 3, 4, 5, 5]
+    assert store.series[("port:leaf1:Ethernet4", "pfcwd_storms", "3")].values == [2] * 5  # restored, quiet
+    [symptom] = [s for s in detect(store) if s.detector == PFC_STORM]
+    assert (symptom.entity, symptom.counter, symptom.total) == ("port:leaf1:Ethernet8", "pfcwd_storms{4}", 2)
+    assert symptom.notes[0] == (
+        "leaf1 Ethernet8 queue 4: its PFC watchdog detected 2 storms (paused past the detection time)"
+    )
+    [incident] = localize(fabric, [symptom])
+    assert (incident.kind, incident.root) == ("nic", "nic:gpu002:mlx5_1")
+    assert "sends PFC pause most of the time" in incident.summary
+    assert [s.entity for s in incident.symptoms] == ["nic:gpu002:mlx5_1"]
+    assert detect(store, replace(Thresholds(), pfcwd_storms=3)) == []  # health.pfc_storm.watchdog_storms

@@ -54,6 +54,7 @@ RECOVERY_COUNTERS = ("link_error_recovery",)
 BER_COUNTERS = ("corrected_bits", "rx_bits")  # the pre-FEC BER's numerator and denominator, one entity
 DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err")
 PAUSE_COUNTERS = ("pause_tx_us",)
+WATCHDOG_COUNTERS = ("pfcwd_storms",)  # a switch queue's PFC watchdog storms: evidence of its *peer's* storm
 
 DETECTORS = {
     LINK_FLAP: "the link went down and up repeatedly (carrier changes, link-down counts)",
@@ -164,6 +165,23 @@ def pfc_storm(series: Series, t: Thresholds) -> Symptom | None:
     return replace(symptom, total=total)
 
 
+def pfcwd_storm(series: Series, t: Thresholds) -> Symptom | None:
+    """A switch queue's PFC watchdog found it paused past its detection time, acted and restored it, and found it
+    again: ``pfcwd_storms`` storms within ``pause_window_s``. One storm is the watchdog doing its job on a
+    transient; storms that return mean the peer keeps sending pause, a stuck receiver. The symptom is on the
+    port; localization puts it on the port's peer, the end that sends the pauses (rule 6)."""
+    if series.counter not in WATCHDOG_COUNTERS:
+        return None
+    spans, hits, peak = _increments(series)
+    first = _window(hits, 1, t.pause_window_s, float(t.pfcwd_storms))
+    if first is None:
+        return None
+    symptom = _symptom(PFC_STORM, series, spans, hits, first, peak)
+    where = f"{series.endpoint.node} {series.endpoint.port} queue {series.qualifier}"
+    note = f"{where}: its PFC watchdog detected {symptom.total:g} storms (paused past the detection time)"
+    return replace(symptom, notes=(note, *symptom.notes))
+
+
 def pre_fec_ber(series: Iterable[Series], t: Thresholds) -> list[Symptom]:
     """A warning before uncorrectable errors: the bits FEC corrected per bit received (``corrected_bits`` over
     ``rx_bits`` of the same entity and interval) at or above ``ber_warn`` in ``error_intervals`` intervals within
@@ -200,7 +218,7 @@ def pre_fec_ber(series: Iterable[Series], t: Thresholds) -> list[Symptom]:
     return out
 
 
-DETECTOR_FUNCTIONS = (link_flap, fec, lossless_drops, pfc_storm)
+DETECTOR_FUNCTIONS = (link_flap, fec, lossless_drops, pfc_storm, pfcwd_storm)
 
 
 def detect(store: SeriesStore | Iterable[Series], thresholds: Thresholds | None = None) -> list[Symptom]:

@@ -11,7 +11,8 @@ The rules, most encompassing first (each symptom is explained by one incident):
 4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
 5. lossless drops on a NIC → the **NIC** (with the configuration findings on its path, which can explain them);
 6. a PFC storm → the end that sends the pauses (its receive path is stuck); switch ports that send pause because
-   the storm below them fills their switch's buffers (pauses spreading upstream) join that end's incident;
+   the storm below them fills their switch's buffers (pauses spreading upstream) join that end's incident; a switch
+   queue's PFC watchdog storms are the storm of the port's peer (the end pausing it) and count as that end's;
 7. PFC pause without ECN marks or CNPs → the **NIC** (with the configuration findings on its path);
 8. a GPU Xid the catalog treats as a fault → the **GPU**, with the vendor's action;
 9. NCCL completion errors blamed on one NIC's link → the incident already on that link or its ends, else the
@@ -35,8 +36,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 
 from unifab.errors import UsageError
 from unifab.health.detect import (
@@ -53,7 +55,7 @@ from unifab.health.detect import (
     Symptom,
 )
 from unifab.health.localize_paths import Paths
-from unifab.model import Endpoint, Fabric, Finding, Link, host_id, switch_id
+from unifab.model import Endpoint, Fabric, Finding, Link, host_id, nic_id, port_id, switch_id
 from unifab.platforms import platform, safe_name
 from unifab.render.host_script import host_name
 from unifab.render.scheduler import drain_argvs
@@ -191,7 +193,7 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
     """The incidents that explain ``symptoms`` (rules in the module docstring), ordered by start, then root cause."""
     topo = _Topology(fabric)
     by_end: dict[Endpoint, list[Symptom]] = {}
-    for s in symptoms:
+    for s in map(partial(_to_sender, topo), symptoms):
         by_end.setdefault(s.endpoint, []).append(s)
     drafts: list[_Draft] = []
 
@@ -333,6 +335,25 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
     known = list(findings)
     incidents = [_finish(d, topo, known) for d in drafts]
     return sorted(incidents, key=lambda i: (i.start, i.root))
+
+
+def _to_sender(topo: _Topology, s: Symptom) -> Symptom:
+    """A switch queue's PFC watchdog storms (``pfcwd_storms``) are the storm of the port's peer, the end that
+    kept pausing it: the symptom moves there (with its note naming the watchdog's port and queue), so rule 6
+    judges that end as it judges one seen sending pause itself. Without a known peer it stays on the port."""
+    if s.detector != PFC_STORM or not s.counter.startswith("pfcwd_storms"):
+        return s
+    peer = topo.peer(s.endpoint)
+    if peer is None:
+        return s
+    nic = topo.fabric.nic_at(peer)
+    if nic is not None:
+        entity = nic_id(peer.node, nic.rdma_dev or nic.netdev)
+    elif peer.node in topo.fabric.switches:
+        entity = port_id(peer.node, peer.port)
+    else:
+        return s
+    return replace(s, entity=entity, endpoint=peer)
 
 
 def _pause_victims(topo: _Topology, by_end: dict[Endpoint, list[Symptom]]) -> dict[Endpoint, Endpoint]:

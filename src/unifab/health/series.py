@@ -90,6 +90,9 @@ METRICS: dict[str, MetricSpec] = {
     "unifab_nic_rx_pause_duration_us_total": MetricSpec("pause_rx_us", NETDEV, 64, qualifier="priority"),
     # a switch port paused by its peer (SAI_PORT_STAT_PFC_<N>_RX_PAUSE_DURATION_US): evidence, judged by no detector
     "unifab_port_rx_pause_duration_us_total": MetricSpec("pause_rx_us", INTERFACE, 64, qualifier="priority"),
+    # SONiC's PFC watchdog: storms detected on a queue (PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED): its peer paused it
+    # past the detection time, the watchdog dropped or forwarded the queue's traffic, then restored it
+    "unifab_port_pfcwd_storms_total": MetricSpec("pfcwd_storms", INTERFACE, 64, qualifier="queue"),
     "unifab_rdma_np_ecn_marked_roce_packets_total": MetricSpec("ecn_marked", RDMA, 64),
     "unifab_rdma_np_cnp_sent_total": MetricSpec("cnp_sent", RDMA, 64),
     "unifab_rdma_rp_cnp_handled_total": MetricSpec("cnp_handled", RDMA, 64),

@@ -28,7 +28,8 @@ host ``sys/class/infiniband/<dev>/ports/1/hw_counters/``  out_of_sequence, packe
 host ``cmd/rdma-statistic.txt``                        the same names, for a device without the sysfs tree
 SONiC ``sonic/counters_db.json``                       ``SAI_PORT_STAT_IF_IN_ERRORS`` -> crc_errors,
                                                        ``..._IF_IN_FEC_NOT_CORRECTABLE_FRAMES`` -> fec_uncorrectable,
-                                                       ``SAI_PORT_STAT_PFC_<N>_TX_PAUSE_DURATION_US`` -> pause_tx_us
+                                                       ``SAI_PORT_STAT_PFC_<N>_TX_PAUSE_DURATION_US`` -> pause_tx_us,
+                                                       ``PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED`` -> pfcwd_storms
 SONiC ``sonic/state_db.json``                          ``PORT_TABLE`` oper status -> oper_up
 EOS ``eos/show-interfaces.json``                       ``linkStatusChanges`` -> carrier_changes (2 per flap),
                                                        ``totalInErrors`` -> crc_errors,
@@ -224,6 +225,9 @@ def _sonic(r: _Round) -> None:
         for field, value in port.counters.items():
             if m := _SAI_PFC_TX.fullmatch(field):
                 r.add("unifab_port_tx_pause_duration_us_total", {**labels, "priority": m[1]}, value)
+        for index, queue in sorted(port.queues.items()):
+            if queue.pfcwd is not None and queue.pfcwd.deadlock_detected is not None:
+                r.add("unifab_port_pfcwd_storms_total", {**labels, "queue": str(index)}, queue.pfcwd.deadlock_detected)
     state = r.parse(SONIC_STATE, sonic_state_db.parse)
     for name, st in sorted(state.ports.items()) if state else ():
         if st.oper_status:

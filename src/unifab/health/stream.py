@@ -14,7 +14,8 @@ a stream cannot know in advance, and a live collector knows its own poll interva
 
 InfiniBand credit starvation (:mod:`~unifab.health.detect_ib`) is not streamed: it judges every port's XmitWait
 at once and names the port at the bottom of the congestion tree, which no one series can tell; it runs with the
-batch detectors (``unifab health``) only.
+batch detectors (``unifab health``) only. So does the PFC watchdog's storm count (:func:`unifab.health.detect.
+pfcwd_storm`), which SONiC rounds give a few minutes apart, not a live scrape.
 """
 
 from __future__ import annotations

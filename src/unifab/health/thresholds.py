@@ -36,6 +36,7 @@ KEYS: dict[tuple[str, str], str] = {
     ("pfc_storm", "share"): "pause_share",
     ("pfc_storm", "intervals"): "pause_intervals",
     ("pfc_storm", "window_s"): "pause_window_s",
+    ("pfc_storm", "watchdog_storms"): "pfcwd_storms",
     ("ecn_absent", "pause_share"): "ecn_pause_share",
     ("ecn_absent", "intervals"): "ecn_intervals",
     ("ecn_absent", "window_s"): "ecn_window_s",
