@@ -154,9 +154,7 @@ def test_pfc_watchdog_storms_that_return_are_the_peers_storm(tmp_path: Path) -> 
     assert store.series[("port:leaf1:Ethernet4", "pfcwd_storms", "3")].values == [2] * 5  # restored, quiet
     [symptom] = [s for s in detect(store) if s.detector == PFC_STORM]
     assert (symptom.entity, symptom.counter, symptom.total) == ("port:leaf1:Ethernet8", "pfcwd_storms{4}", 2)
-    assert symptom.notes[0] == (
-        "leaf1 Ethernet8 queue 4: its PFC watchdog detected 2 storms (paused past the detection time)"
-    )
+    assert symptom.notes[0].startswith("leaf1 Ethernet8 queue 4: its PFC watchdog keeps detecting storms")
     [incident] = localize(fabric, [symptom])
     assert (incident.kind, incident.root) == ("nic", "nic:gpu002:mlx5_1")
     assert "sends PFC pause most of the time" in incident.summary

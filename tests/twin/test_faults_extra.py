@@ -146,6 +146,10 @@ def test_a_pfc_storm_from_a_stuck_receiver_is_that_nic_with_the_spread_in_its_in
         upstream = [s for s in incident.symptoms if s.entity.startswith("port:")]
         assert upstream and {s.detector for s in incident.symptoms} == {"HEALTH-PFC-STORM"}  # the leaf's uplinks
         assert "spread upstream" in incident.summary
+        [watchdog] = [s for s in incident.symptoms if s.counter == "pfcwd_storms{3}"]  # the leaf's, on the NIC
+        [nic] = [n for h in fabric.hosts.values() for n in h.nics.values() if n.id == fault["root_cause"]["id"]]
+        leaf = next(lk.b if lk.a == nic.endpoint else lk.a for lk in fabric.links if nic.endpoint in (lk.a, lk.b))
+        assert watchdog.entity == nic.id and watchdog.notes[0].startswith(f"{leaf.node} {leaf.port} queue 3: ")
     # a per-port alert rule fires on every one of those uplinks: they are symptoms, not causes
     pausing = {s.entity for s in result.symptoms if s.detector == "HEALTH-PFC-STORM"}
     assert len(pausing) > len(storms)

@@ -150,3 +150,26 @@ def test_both_keeps_the_openmetrics_beside_the_rounds(tmp_path: Path) -> None:
     assert len(list((out / ROUNDS_DIR).iterdir())) == truth["telemetry"]["samples"]
     store = read_rounds(as_source_path(out), load_bundle(out))
     assert store.problems == [] and len(store) > 0
+
+
+def test_a_pfc_storm_from_sonic_rounds_carries_the_leafs_watchdog(tmp_path: Path) -> None:
+    """The stuck receiver's leaf runs SONiC: its rounds' COUNTERS_DB holds the PFC watchdog's storm count on the
+    NIC's queue (the real field names, read back by the real parser), and the incident is the NIC's with the
+    watchdog's storms among its symptoms."""
+    bundle = tmp_path / "b"
+    generate(bundle, 128, 2, su_hosts=4, switch_os="sonic")
+    [fault] = write_faults(bundle, 1, 2, kinds=["pfc-storm"])
+    write_rounds(bundle)
+    for path in (bundle / "telemetry").glob("*.om"):
+        path.unlink()
+    doc = _health(bundle)
+    _assert_truth(doc, orjson.loads((bundle / "truth.json").read_bytes()))
+    [incident] = [i for i in doc["incidents"] if i["root_cause"]["id"] == fault["root_cause"]["id"]]
+    [watchdog] = [s for s in incident["symptoms"] if s["counter"] == "pfcwd_storms{3}"]
+    assert watchdog["entity"] == fault["root_cause"]["id"]
+    assert "its PFC watchdog keeps detecting storms" in watchdog["notes"][0]
+    last = sorted((bundle / ROUNDS_DIR).iterdir())[-1]
+    leaf = watchdog["notes"][0].split()[0]
+    counters = sonic_counters_db.parse((last / "switches" / leaf / "sonic/counters_db.json").read_bytes())
+    stormed = [q.pfcwd for p in counters.ports.values() for q in p.queues.values() if q.pfcwd is not None]
+    assert len(stormed) == 1 and (stormed[0].deadlock_detected or 0) >= 2

@@ -15,6 +15,7 @@ from dataclasses import replace
 from unifab.health.detect_ib import ib_congestion
 from unifab.health.series import Interval, Series, SeriesStore, changes, intervals
 from unifab.health.symptom import Symptom, Thresholds
+from unifab.model import Endpoint
 
 __all__ = [
     "DETECTORS",
@@ -177,9 +178,15 @@ def pfcwd_storm(series: Series, t: Thresholds) -> Symptom | None:
     if first is None:
         return None
     symptom = _symptom(PFC_STORM, series, spans, hits, first, peak)
-    where = f"{series.endpoint.node} {series.endpoint.port} queue {series.qualifier}"
-    note = f"{where}: its PFC watchdog detected {symptom.total:g} storms (paused past the detection time)"
-    return replace(symptom, notes=(note, *symptom.notes))
+    return replace(symptom, notes=(watchdog_note(series.endpoint, series.qualifier), *symptom.notes))
+
+
+def watchdog_note(port: Endpoint, queue: str) -> str:
+    """What a watchdog symptom says once it is on the port's peer: whose watchdog, on which queue."""
+    return (
+        f"{port.node} {port.port} queue {queue}: its PFC watchdog keeps detecting storms (paused past its detection "
+        "time, restored, paused again)"
+    )
 
 
 def pre_fec_ber(series: Iterable[Series], t: Thresholds) -> list[Symptom]:

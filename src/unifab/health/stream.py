@@ -14,8 +14,7 @@ a stream cannot know in advance, and a live collector knows its own poll interva
 
 InfiniBand credit starvation (:mod:`~unifab.health.detect_ib`) is not streamed: it judges every port's XmitWait
 at once and names the port at the bottom of the congestion tree, which no one series can tell; it runs with the
-batch detectors (``unifab health``) only. So does the PFC watchdog's storm count (:func:`unifab.health.detect.
-pfcwd_storm`), which SONiC rounds give a few minutes apart, not a live scrape.
+batch detectors (``unifab health``) only.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from unifab.health.detect import (
     SWITCH_DOWN,
     Symptom,
     Thresholds,
+    watchdog_note,
 )
 from unifab.health.detect_state import CC_COUNTERS
 from unifab.health.series import GAP_FACTOR, Series
@@ -42,7 +42,7 @@ from unifab.model import Endpoint
 
 __all__ = ["Stream"]
 
-_FLAP, _FEC, _DROP, _PAUSE, _PAUSE_RX, _CC, _GAUGE, _OTHER, _RECOVERY = range(9)
+_FLAP, _FEC, _DROP, _PAUSE, _PAUSE_RX, _CC, _GAUGE, _OTHER, _RECOVERY, _WATCHDOG = range(10)
 _KIND = {
     "carrier_changes": _FLAP,
     "link_down": _FLAP,
@@ -56,6 +56,7 @@ _KIND = {
     "local_ack_timeout_err": _DROP,
     "pause_tx_us": _PAUSE,
     "pause_rx_us": _PAUSE_RX,
+    "pfcwd_storms": _WATCHDOG,  # a switch queue's PFC watchdog storms (detect.pfcwd_storm)
     **dict.fromkeys(CC_COUNTERS, _CC),
 }
 _WRAP_SHARE = 0.25
@@ -168,7 +169,7 @@ class Stream:
             amount = float(math.ceil(delta / (2.0 if s.counter == "carrier_changes" else 1.0)))
             s.peak = max(s.peak, amount / (t - t0))
             self._hit(s, t0, t, amount, amount)
-        elif kind in (_FEC, _DROP, _RECOVERY):
+        elif kind in (_FEC, _DROP, _RECOVERY, _WATCHDOG):
             s.peak = max(s.peak, rate)
             self._hit(s, t0, t, delta, delta)
 
@@ -205,6 +206,7 @@ class Stream:
             _DROP: (LOSSLESS_DROPS, t.drop_intervals, t.drop_window_s, t.drop_total),
             _PAUSE: (PFC_STORM, t.pause_intervals, t.pause_window_s, 0.0),
             _PAUSE_RX: (ECN_ABSENT, t.ecn_intervals, t.ecn_window_s, 0.0),
+            _WATCHDOG: (PFC_STORM, 1, t.pause_window_s, float(t.pfcwd_storms)),
         }[s.kind]
         hits = s.hits
         hits.append((start, end, amount, total))
@@ -224,6 +226,8 @@ class Stream:
         if s.kind == _PAUSE_RX:
             notes = ("no ECN mark or CNP increment while paused",)
             self.ecn_fired[id(s)] = s
+        elif s.kind == _WATCHDOG:
+            notes = (watchdog_note(s.endpoint, s.counter.partition("{")[2].rstrip("}")),)
         s.fired = Symptom(
             detector, s.entity, s.endpoint, s.counter, hits[0][0], end, totals, len(hits), s.peak, s.gaps, notes
         )

@@ -126,10 +126,11 @@ class _Timelines:
             "pause_tx_us": "unifab_port_tx_pause_duration_us_total",
             "pause_rx_us": "unifab_port_rx_pause_duration_us_total",
             "queue_bytes": "unifab_port_queue_occupancy_bytes",  # a gauge: SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES
+            "pfcwd_storms": "unifab_port_pfcwd_storms_total",  # PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED
             "oper_up": "unifab_port_oper_up",
         }
         labels = {"interface": end.port, **({"priority": PRIO} if counter.startswith("pause_") else {})}
-        if counter == "queue_bytes":
+        if counter in ("queue_bytes", "pfcwd_storms"):
             labels["queue"] = PRIO
         return self.counter(end.node, names[counter], labels)
 

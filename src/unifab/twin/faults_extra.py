@@ -24,7 +24,8 @@ behind, in the formats unifab reads:
   errors: the root cause is that optic, whose counters say which uplink the errors crossed;
 * ``pfc-storm``: a NIC whose receive path is stuck sends PFC pause on the RoCE priority most of every interval
   (``tx_prio3_pause_duration``, 80-95 %); its leaf port is paused as long (rx pause), its priority-3 egress queue
-  fills and stays full, and the pause spreads upstream: the leaf sends pause out of its uplinks (55-75 %, each one a
+  fills and stays full, the leaf's PFC watchdog on that queue detects a storm every 2 minutes (and restores it in
+  between), and the pause spreads upstream: the leaf sends pause out of its uplinks (55-75 %, each one a
   HEALTH-PFC-STORM of its own that the localisation must trace back to the NIC) and the spines out of their ports
   towards the other leaves (20-40 %, under the detector's share). The root cause is the NIC; the jobs on its host
   stall.
@@ -245,6 +246,9 @@ def _pfc_storm(inj: _Injector, nic: Nic, link: Link, at: int) -> dict[str, Any]:
         paused.increments[i] = sent.increments[i] - rng.randrange(0, 1000)
     queue.start = rng.randrange(0, 64) * 1024
     queue.increments[at - 1] += rng.randrange(8, 12) * 2**20 - queue.start  # full: its share of the buffer
+    storms = t.end(leaf_end, "pfcwd_storms")  # the leaf's PFC watchdog on that queue: a storm every 2 minutes,
+    for i in range(at, t.samples - 1, 4):  # each dropped for its restoration time, then back
+        storms.increments[i] = 1
     upstream = [e for e, far in _links_of(inj, leaf_end.node) if far.node in fabric.switches]
     ups = set(upstream)
     spines = sorted({_peer(lk, e).node for lk in fabric.links for e in (lk.a, lk.b) if e in ups})

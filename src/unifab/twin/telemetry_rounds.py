@@ -44,6 +44,7 @@ _SAI = {
     "unifab_port_fec_uncorrectable_total": "SAI_PORT_STAT_IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
 }
 _PORT_OID = 0x1000000000001  # the first port oid, as SONiC's mock COUNTERS_DB numbers them
+_QUEUE_OID = 0x15000000000001  # and the first queue oid
 
 
 def round_name(when: float) -> str:
@@ -93,6 +94,7 @@ def _sonic_files(samples: list[Sample], oids: dict[str, str]) -> dict[str, str]:
     ports = _by_port(samples)
     counters: dict[str, dict[str, str]] = {}
     state: dict[str, dict[str, str]] = {}
+    queues: dict[str, str] = {}  # COUNTERS_QUEUE_NAME_MAP: "<port>:<queue>" -> oid
     for port, metrics in ports.items():
         fields: dict[str, str] = {}
         for name, s in metrics.items():
@@ -101,15 +103,28 @@ def _sonic_files(samples: list[Sample], oids: dict[str, str]) -> dict[str, str]:
             elif name == "unifab_port_tx_pause_duration_us_total":
                 prio = dict(s.labels).get("priority", "0")
                 fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PAUSE_DURATION_US"] = str(_int(s.value))
+            elif name == "unifab_port_pfcwd_storms_total":  # orchagent's PFC watchdog fields in the queue's hash
+                key = f"{port}:{dict(s.labels).get('queue', '0')}"
+                queue_oid = oids.setdefault(key, f"oid:{_QUEUE_OID + len(oids):#x}")
+                queues[key] = queue_oid
+                storms = str(_int(s.value))
+                counters[f"COUNTERS:{queue_oid}"] = {
+                    "PFC_WD_STATUS": "operational",
+                    "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": storms,
+                    "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": storms,
+                }
             elif name == "unifab_port_oper_up":
                 state[f"PORT_TABLE|{port}"] = {"netdev_oper_status": "up" if s.value else "down"}
-        if fields:
+        if fields or any(k.startswith(f"{port}:") for k in queues):
             oid = oids.setdefault(port, f"oid:{_PORT_OID + len(oids):#x}")
             counters[f"COUNTERS:{oid}"] = fields
     out: dict[str, str] = {}
     if counters:
-        names = {p: o for p, o in oids.items() if f"COUNTERS:{o}" in counters}
-        out["sonic/counters_db.json"] = _json({"COUNTERS_PORT_NAME_MAP": names, **counters})
+        names = {p: o for p, o in oids.items() if f"COUNTERS:{o}" in counters and ":" not in p}
+        doc: dict[str, Any] = {"COUNTERS_PORT_NAME_MAP": names, **counters}
+        if queues:
+            doc["COUNTERS_QUEUE_NAME_MAP"] = queues
+        out["sonic/counters_db.json"] = _json(doc)
     if state:
         out["sonic/state_db.json"] = _json(state)
     return out
