@@ -17,7 +17,7 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from unifab.api import Fabric, Finding, FindingDoc
 from unifab.checks.context import CheckContext
@@ -29,7 +29,8 @@ from unifab.report.findings_json import finding_doc, severity_counts
 from unifab.report.html import evidence_boxes
 from unifab.serve.store import decode_cursor, encode_cursor
 
-__all__ = ["OK", "FabricIndex", "IndexCache", "compare_ends", "job_verdict", "link_kind"]
+V = TypeVar("V")
+__all__ = ["OK", "FabricIndex", "Latest", "compare_ends", "job_verdict", "link_kind"]
 
 OK = "ok"
 _RANK = {"critical": 4, "error": 3, "warning": 2, "info": 1, OK: 0}
@@ -350,18 +351,19 @@ class FabricIndex:
         return list(nodes.values()), out_edges, next_cursor
 
 
-class IndexCache:
-    """The newest :class:`FabricIndex`, rebuilt when the live fabric's state key changes."""
+class Latest(Generic[V]):
+    """The newest value built from the live fabric (its index, its health view), rebuilt when the fabric's state
+    key changes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._index: FabricIndex | None = None
+        self._held: tuple[tuple[int, ...], V] | None = None
 
-    def get(self, key: tuple[int, ...], build: Callable[[], FabricIndex]) -> FabricIndex:
+    def get(self, key: tuple[int, ...], build: Callable[[], V]) -> V:
         with self._lock:
-            if self._index is None or self._index.key != key:
-                self._index = build()
-            return self._index
+            if self._held is None or self._held[0] != key:
+                self._held = (key, build())
+            return self._held[1]
 
 
 def finding_item(f: Finding) -> dict[str, Any]:

@@ -4,14 +4,13 @@ An upload may carry ``telemetry/`` (the bundle layout's counter series, logs and
 server keeps it as one part, replaced whole by the next upload that carries one. :func:`build` runs the same
 engine as ``unifab health`` over the live files (``health:`` thresholds from the bundle's ``fabric.yaml``, the
 checks' current findings as the configuration evidence) and keeps the series, so each symptom of an incident
-can be drawn as the rate its detector judged. :class:`HealthCache` holds the newest view and rebuilds it only
-when the live fabric's state key changes, as the fabric index does.
+can be drawn as the rate its detector judged. The server keeps the newest view and rebuilds it only when the
+live fabric's state key changes, as it does the fabric index.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,7 +26,7 @@ from unifab.health.thresholds import from_text
 from unifab.model import Fabric, Finding
 from unifab.sources import SourcePath
 
-__all__ = ["PLOT_HEIGHT", "PLOT_WIDTH", "HealthCache", "HealthView", "Plot", "build"]
+__all__ = ["PLOT_HEIGHT", "PLOT_WIDTH", "HealthView", "Plot", "build"]
 
 PLOT_WIDTH, PLOT_HEIGHT = 320, 56  # the sparkline's viewBox, in SVG user units
 
@@ -116,17 +115,3 @@ def _thresholds(root: SourcePath) -> tuple[Thresholds, tuple[str, ...]]:
         return Thresholds(), (f"{layout.INTENT}: cannot read it ({exc}); default health thresholds used",)
     except IntentError as exc:
         return Thresholds(), tuple(f"{p}; default health thresholds used" for p in exc.problems)
-
-
-class HealthCache:
-    """The newest :class:`HealthView`, rebuilt when the live fabric's state key changes."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._view: HealthView | None = None
-
-    def get(self, key: tuple[int, ...], make: Callable[[], HealthView]) -> HealthView:
-        with self._lock:
-            if self._view is None or self._view.key != key:
-                self._view = make()
-            return self._view

@@ -18,15 +18,16 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from unifab.serve import work
 from unifab.serve.auth import READ, ROLES, NewToken, Principal, TokenCache, new_token, split_token, verify_secret
-from unifab.serve.fabric_views import FabricIndex, IndexCache
-from unifab.serve.health_view import HealthCache, HealthView
+from unifab.serve.fabric_views import FabricIndex, Latest
+from unifab.serve.health_view import HealthView
 from unifab.serve.health_view import build as build_health
 from unifab.serve.ingest import IngestError, pack_directory, pack_part, parse_upload, unpack_part, upload_id
 from unifab.serve.live import LiveFabric, combined, current_findings, device_states, ib_switches
@@ -37,7 +38,10 @@ from unifab.serve.store_views import unfilled_units
 from unifab.sources import SourcePath
 
 if TYPE_CHECKING:
+    from unifab.api import Finding, Session
     from unifab.collect.record_cache import RecordCache
+
+V = TypeVar("V")
 
 __all__ = ["DEFAULT_DB", "Server", "Settings", "pack_directory"]
 
@@ -67,8 +71,8 @@ class Server:
         self.live = LiveFabric(settings.cache)
         self.metrics = Metrics(self.store, links=self.link_status)
         self.tokens = TokenCache()
-        self.views = IndexCache()  # the live fabric indexed for links, jobs and topology
-        self.health = HealthCache()  # incidents from the live fabric's telemetry
+        self.views: Latest[FabricIndex] = Latest()  # the live fabric indexed for links, jobs and topology
+        self.health: Latest[HealthView] = Latest()  # incidents from the live fabric's telemetry
         self.renders = RenderCache()
         self.replica = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claim = threading.Lock()  # this process's share of the claim (SKIP LOCKED within the process)
@@ -313,27 +317,30 @@ class Server:
     def fabric_index(self) -> FabricIndex | None:
         """The live fabric, caught up from the store and indexed (see :mod:`unifab.serve.fabric_views`);
         ``None`` before the first snapshot."""
-        self.catch_up()
-        with self.live.lock:
-            session = self.live.session
-            if session is None:
-                return None
-            findings = session.findings
-            key = (self.live.generation, id(session), id(findings))
-            return self.views.get(key, lambda: FabricIndex.build(key, session.fabric, list(findings)))
+        return self._from_live(
+            lambda key, session, findings: self.views.get(key, lambda: FabricIndex.build(key, session.fabric, findings))
+        )
 
     def health_view(self) -> HealthView | None:
         """Incidents from the telemetry of the live fabric (:mod:`unifab.serve.health_view`), computed once per
         state of the fabric; ``None`` before the first snapshot."""
+        root = SourcePath(self.live.files)
+        return self._from_live(
+            lambda key, session, findings: self.health.get(
+                key, lambda: build_health(key, root, session.fabric, findings)
+            )
+        )
+
+    def _from_live(self, build: Callable[[tuple[int, ...], Session, list[Finding]], V]) -> V | None:
+        """``build(state key, session, findings)`` of the live fabric caught up from the store, under its lock
+        (the session is not thread-safe); ``None`` before the first snapshot."""
         self.catch_up()
         with self.live.lock:
             session = self.live.session
             if session is None:
                 return None
             findings = session.findings
-            key = (self.live.generation, id(session), id(findings))
-            root = SourcePath(self.live.files)
-            return self.health.get(key, lambda: build_health(key, root, session.fabric, list(findings)))
+            return build((self.live.generation, id(session), id(findings)), session, list(findings))
 
     def link_status(self) -> dict[tuple[str, str, str], int]:
         """Links by (fabric, kind, QoS status) for /metrics; empty before the first snapshot."""
