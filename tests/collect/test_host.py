@@ -365,6 +365,7 @@ GARBLED: dict[str, Mutation] = {
 # Row-based files lose the bad row only (INPUT-PARTIAL); the others are unusable as a whole (INPUT-UNREADABLE).
 READ_IN_PART = frozenset(
     {
+        "cmd/dmesg.txt",  # a bad Xid line costs that event
         "cmd/ethtool-S/eth2.txt",
         "cmd/ethtool-m/eth0.txt",  # a bad line costs that line's value
         "cmd/ibv_devinfo.txt",
