@@ -105,8 +105,8 @@ class Endpoint:
 
 def link_id(a: Endpoint, b: Endpoint) -> str:
     """``link:<end>--<end>`` with the two ends in sorted order, so both directions name one link."""
-    first, second = sorted((str(a), str(b)))
-    return f"link:{first}--{second}"
+    x, y = f"{a.node}:{a.port}", f"{b.node}:{b.port}"  # str(end), without the call (checks ask for ids often)
+    return f"link:{x}--{y}" if x <= y else f"link:{y}--{x}"
 
 
 @dataclass(frozen=True, slots=True)
