@@ -338,12 +338,20 @@ class SonicRedis:
             else:
                 reason = f"cannot connect: {exc}"
             raise SonicRedisError(self.switch, self.address(name), reason) from None
-        except (redis.exceptions.RedisError, OSError) as exc:
-            raise SonicRedisError(self.switch, self.address(name), f"{type(exc).__name__}: {exc}") from None
-        except (ValueError, IndexError, TypeError, AttributeError, UnicodeError) as exc:
-            # what redis-py's RESP parser raises on bytes that are not RESP (b"$x\r\n" is int("x"))
+        except (
+            redis.exceptions.InvalidResponse,
+            ValueError,
+            IndexError,
+            TypeError,
+            AttributeError,
+            UnicodeError,
+        ) as exc:
+            # what redis-py's RESP parser raises on bytes that are not RESP: InvalidResponse from redis-py 8, a
+            # bare ValueError before it (b"$x\r\n" is int("x"))
             reason = f"answered something that is not a Redis reply ({type(exc).__name__}: {exc})"
             raise SonicRedisError(self.switch, self.address(name), reason, "unsupported") from None
+        except (redis.exceptions.RedisError, OSError) as exc:
+            raise SonicRedisError(self.switch, self.address(name), f"{type(exc).__name__}: {exc}") from None
 
     def _scan_hashes(self, client: redis.Redis, match: str, keep: Callable[[str], bool] | None) -> Hashes:
         out: Hashes = {}
