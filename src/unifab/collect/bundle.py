@@ -22,6 +22,7 @@ from unifab.collect.host import load_host
 from unifab.collect.parallel import Reader, cache_use, collect_young, gc_paused, pool_workers, read_devices
 from unifab.collect.problems import MAX_REASON, Problems
 from unifab.collect.record_cache import CacheStats, RecordCache
+from unifab.collect.shared_parts import share_switch_parts
 from unifab.errors import BundleError
 from unifab.model import Endpoint, Fabric, Finding, Host, Link, Severity, Switch, VersionRule
 from unifab.parse.plan import cabling
@@ -173,7 +174,7 @@ def _read_devices(
                 progress("hosts", 1)
         for switch_dir in switch_dirs:
             with batched(root.source):
-                switch, links = _load_switch(switch_dir, problems)
+                switch, links = load_switch(switch_dir, problems)
             if switch is not None:
                 fabric.switches[switch.name] = switch
             switch_links.extend(links)
@@ -495,7 +496,8 @@ def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
 
 def load_switch(switch_dir: SourcePath, problems: Problems) -> tuple[Switch | None, list[Link]]:
     """One switch directory exactly as :func:`load_bundle` reads it (to re-read a single device)."""
-    return _load_switch(switch_dir, problems)
+    switch, links = _load_switch(switch_dir, problems)
+    return share_switch_parts(switch), links
 
 
 # what the pool's workers read each kind of device directory with (module-level functions: picklable); the

@@ -37,9 +37,8 @@ not parse becomes ``INPUT-UNREADABLE`` naming the file and line. Files read, rel
 ``sys/module/<driver>/version``                    NIC and GPU driver versions (vendor drivers set it)
 ================================================  =================================================================
 
-When sources overlap the order is: sysfs, then command output, then NCCL's topology (see each field).
-The few one-value sysfs files (``mtu``, ``numa_node``, ``uevent``, ``ndevs/0``, ``version``) are read by the
-small pure readers at the end of this module.
+When sources overlap the order is: sysfs, then command output, then NCCL's topology (see each field). The small
+pure readers at the end read the one-value sysfs files (``mtu``, ``numa_node``, ``uevent``, ``ndevs/0``, ``version``).
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
+from unifab.collect.shared_parts import share_host_parts
 from unifab.errors import ParseError
 from unifab.model import (
     Endpoint,
@@ -146,7 +146,7 @@ PCIE_GEN_GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 
 def load_host(host_dir: SourcePath, problems: Problems) -> tuple[Host, list[Link]]:
     reader = _HostReader(host_dir, problems)
-    return reader.host(), reader.links()
+    return share_host_parts(reader.host()), reader.links()
 
 
 @dataclass(slots=True)
