@@ -32,6 +32,44 @@ def test_a_switch_s_equal_queues_headroom_and_watchdogs_are_one_object(twin_bund
         assert all(v is distinct[v] for v in values), f"{switch.name}: equal records that are separate objects"
 
 
+def test_equal_maps_are_one_dict_and_maps_in_another_order_stay_apart(twin_bundle: Path) -> None:
+    fabric = load_bundle(twin_bundle, workers=1)
+    for switch in fabric.switches.values():
+        by_items: dict[tuple[object, ...], dict[int, int]] = {}
+        for port in switch.ports.values():
+            if port.qos is None:
+                continue
+            for mapping in (port.qos.dscp_to_tc, port.qos.tc_to_queue):
+                first = by_items.setdefault(tuple(mapping.items()), mapping)
+                assert first is mapping, f"{port.id}: an equal map that is a separate dict"
+    for host in fabric.hosts.values():
+        maps = [n.qos.dscp2prio for n in host.nics.values() if n.qos and n.qos.dscp2prio]
+        assert len(maps) > 1 and all(m is maps[0] for m in maps), f"{host.name}: equal NIC maps not shared"
+
+
+def test_a_dict_is_shared_only_with_one_that_iterates_the_same(twin_bundle: Path) -> None:
+    from dataclasses import replace
+
+    from unifab.collect.shared_parts import share_switch_parts
+
+    fabric = load_bundle(twin_bundle, workers=1)
+    switch = next(s for s in fabric.switches.values() if s.os == "sonic")
+    names = [n for n, p in switch.ports.items() if p.qos is not None and len(p.qos.dscp_to_tc) > 1][:2]
+    first, second = (switch.ports[n] for n in names)
+    assert first.qos is not None and second.qos is not None
+    backwards = dict(reversed(list(first.qos.dscp_to_tc.items())))
+    ports = {
+        names[0]: replace(first, qos=replace(first.qos, dscp_to_tc=dict(first.qos.dscp_to_tc))),
+        names[1]: replace(second, qos=replace(second.qos, dscp_to_tc=backwards)),
+    }
+    shared = share_switch_parts(replace(switch, ports=ports))
+    assert shared is not None
+    one, other = (shared.ports[n].qos for n in names)
+    assert one is not None and other is not None
+    assert one.dscp_to_tc == other.dscp_to_tc and one.dscp_to_tc is not other.dscp_to_tc
+    assert list(other.dscp_to_tc) == list(backwards), "the order a map iterates in is kept"
+
+
 def test_a_host_s_equal_ets_classes_and_pcie_links_are_one_object_and_counter_names_one_string(
     twin_bundle: Path,
 ) -> None:

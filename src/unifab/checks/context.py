@@ -7,7 +7,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port, PortQos, QueueQos
+from unifab.model import Fabric, Link, Nic, PfcWatchdog, Port, PortQos, QueueQos, Switch
 from unifab.profile import QosProfile
 from unifab.render.switch_cli import SwitchCli, for_os
 
@@ -99,6 +99,7 @@ class CheckContext:
     # Fabric-wide values computed elsewhere, by ``"<check>:<field>"``: a context holding only some links
     # (the incremental re-check) still compares them with the whole fabric's majority.
     fabric_values: dict[str, object] = field(default_factory=dict)
+    clis: dict[str, tuple[Switch | None, SwitchCli]] = field(default_factory=dict)  # cli()'s, by switch
 
     @classmethod
     def build(cls, fabric: Fabric) -> CheckContext:
@@ -120,8 +121,15 @@ class CheckContext:
 
     def cli(self, switch: str) -> SwitchCli:
         """The fix-command dialect of a switch, by its platform, bound to the switch's own objects (the names
-        its maps, profiles and schedulers have on THAT switch, never the fabric's majority)."""
-        return for_os(self.os_of(switch), switch, self.fabric.switches.get(switch))
+        its maps, profiles and schedulers have on THAT switch, never the fabric's majority). One per switch
+        record: checks ask for it port by port, and a replaced record (the incremental re-check) gets a new one."""
+        found = self.fabric.switches.get(switch)
+        known = self.clis.get(switch)
+        if known is not None and known[0] is found:
+            return known[1]
+        cli = for_os(found.os if found is not None else None, switch, found)
+        self.clis[switch] = (found, cli)
+        return cli
 
     def path_impact(self, pl: PortLink) -> dict[str, object]:
         """Who a bad switch↔switch link hurts: the hosts behind its leaf end and its share of their ECMP paths."""

@@ -288,7 +288,7 @@ def _switch_need(port: Port, link: Link, hr: Headroom | None, info: _SwitchInfo)
         }
     else:
         formula, source, tolerance = "sonic-mellanox", _SONIC_SOURCE, XOFF_TOLERANCE_BYTES
-        terms = req.calc.terms if req.calc is not None else {}
+        terms = dict(req.calc.terms) if req.calc is not None else {}  # the (cached) result's stays its own
         if info.dynamic_model:
             pattern = (
                 "LOSSLESS_TRAFFIC_PATTERN"

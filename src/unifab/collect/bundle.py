@@ -484,13 +484,15 @@ def _plan_conflict(
 def _merge_links(discovered: list[Link], planned: list[Link]) -> list[Link]:
     """One link per cable: the same ends seen by LLDP and in the plan merge their sources."""
     merged: dict[str, Link] = {}
+    kinds: dict[frozenset[str], frozenset[str]] = {}  # one set per combination of sources, not one per link
     for link in (*discovered, *planned):
         known = merged.get(link.id)
         if known is None:
             merged[link.id] = link
         else:
             cable = known.cable_m if known.cable_m is not None else link.cable_m
-            merged[link.id] = Link(known.a, known.b, known.sources | link.sources, cable)
+            sources = known.sources | link.sources
+            merged[link.id] = Link(known.a, known.b, kinds.setdefault(sources, sources), cable)
     return list(merged.values())
 
 

@@ -17,11 +17,14 @@ Where the switch ASIC is not known, :func:`qbb_xoff_bytes` gives a vendor-neutra
 built from the terms the references quantify (the references give the generic 802.1Qbb headroom
 only as a list of terms, not as a formula with constants; see the function).
 
-Pure functions and data: no model, no I/O.
+Pure functions and data: no model, no I/O. :func:`sonic_mellanox_xoff` and :func:`sonic_requirement` remember
+their answers (a fabric's ports ask a few distinct questions tens of thousands of times), so what they return is
+shared between callers: read it, never change it (copy ``terms`` before adding to it).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -214,6 +217,7 @@ def bytes_on_cable(speed_mbps: float, cable_m: float) -> float:
     return 2 * cable_m * speed_mbps * 1e9 / FIBRE_SPEED_M_PER_S / (8 * 1000)
 
 
+@functools.lru_cache(maxsize=4096)  # answers shared: see the module doc
 def sonic_mellanox_xoff(
     speed_mbps: int,
     cable_m: float,
@@ -330,6 +334,7 @@ class SonicRequirement:
         return self.row.threshold if self.row is not None else 0
 
 
+@functools.lru_cache(maxsize=4096)  # answers shared: see the module doc
 def sonic_requirement(
     speed_mbps: int,
     cable_m: float,

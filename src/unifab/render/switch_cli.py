@@ -123,7 +123,7 @@ class SwitchObjects:
     """
 
     def __init__(self, switch: Switch | None = None) -> None:
-        self.ports: dict[str, Port] = dict(switch.ports) if switch is not None else {}
+        self.ports: Mapping[str, Port] = switch.ports if switch is not None else {}  # read, never written
 
     def qos(self, port: str) -> PortQos | None:
         found = self.ports.get(port)
