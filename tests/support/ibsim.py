@@ -8,7 +8,8 @@ is not used.) ``SIM_HOST`` picks the node the tools attach to (default: the firs
 
 ``IbSim.run(argv)`` runs a tool under the preload with a timeout and returns its stdout; ``sweep()`` runs
 ``opensm -o`` once so LIDs are assigned (perfquery, ibqueryerrors need them); ``start_sm()`` keeps an opensm
-running (sminfo asks the live SM); ``console(cmd)`` types a command at ibsim's console (its stdin):
+running (sminfo asks the live SM) and ``start_standby_sm(node, priority)`` a second one on another node, which
+finds the master and stays standby; ``console(cmd)`` types a command at ibsim's console (its stdin):
 ``Unlink "S-leaf-r1"[2]``, ``PerformanceSet "S-leaf-r1"[2] PortCounters.SymbolErrorCounter=65535``.
 
 Missing tools: ``pytest.skip``, or ``pytest.fail`` when ``UNIFAB_REQUIRE_SERVICES=1``.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PRELOAD", "TOOLS", "IbSim", "ibsim_fabric", "require_tools"]
+__all__ = ["PRELOAD", "TOOLS", "IbSim", "ibsim_fabric", "net_ids", "require_tools"]
 
 PRELOAD = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 TOOLS = (
@@ -44,6 +46,12 @@ TOOLS = (
 )
 START_TIMEOUT_S = 10.0
 TOOL_TIMEOUT_S = 30.0
+_NODE = re.compile(r'^(?:Switch|Hca)\s+\d+\s+"([^"]+)"\s+#\s+"([^"]*)"', re.MULTILINE)
+
+
+def net_ids(netfile: str) -> dict[str, str]:
+    """NodeDescription -> the node's name in a NETFILE (what ibsim's console commands and SIM_HOST take)."""
+    return {desc: net_id for net_id, desc in _NODE.findall(netfile)}
 
 
 def require_tools() -> None:
@@ -72,10 +80,12 @@ class IbSim:
         self.log = workdir / "ibsim.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.sm: subprocess.Popen[bytes] | None = None
+        self.standbys: list[subprocess.Popen[bytes]] = []
         (workdir / "osm").mkdir(exist_ok=True)
 
     # --- environment ------------------------------------------------------------------------------------------
-    def env(self) -> dict[str, str]:
+    def env(self, attach: str | None = None) -> dict[str, str]:
+        """The preload's environment, attached to ``attach`` (a NETFILE node name), else the fabric's own node."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("IBSIM_", "SIM_"))}
         env.update(
             LD_PRELOAD=str(PRELOAD),
@@ -83,8 +93,8 @@ class IbSim:
             OSM_CACHE_DIR=str(self.workdir / "osm"),
             OSM_TMP_DIR=str(self.workdir / "osm"),
         )
-        if self.attach:
-            env["SIM_HOST"] = self.attach
+        if attach or self.attach:
+            env["SIM_HOST"] = attach or self.attach or ""
         return env
 
     def _log_tail(self) -> str:
@@ -109,6 +119,9 @@ class IbSim:
             time.sleep(0.05)
 
     def stop(self) -> None:
+        for standby in self.standbys:
+            _stop(standby)
+        self.standbys.clear()
         if self.sm is not None:
             _stop(self.sm)
             self.sm = None
@@ -140,7 +153,7 @@ class IbSim:
         """One opensm sweep (``-o``): LIDs assigned, ports Active."""
         self.run(["opensm", "-o", "-f", str(self.workdir / "osm" / "opensm-once.log")], timeout=60)
 
-    def start_sm(self) -> None:
+    def start_sm(self, priority: int | None = None) -> None:
         """A running opensm (sminfo needs a live SM) whose first sweep is done; stopped with the fabric.
 
         ``SMINFO_MASTER`` comes as soon as opensm enters the master state, before its first sweep has
@@ -150,7 +163,10 @@ class IbSim:
         log = self.workdir / "osm" / "opensm.log"
         with (self.workdir / "osm" / "opensm.out").open("wb") as out:
             self.sm = subprocess.Popen(
-                ["opensm", "-d2", "-f", str(log)], env=self.env(), stdout=out, stderr=subprocess.STDOUT
+                ["opensm", "-d2", "-f", str(log), *(["-p", str(priority)] if priority is not None else [])],
+                env=self.env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
@@ -162,6 +178,27 @@ class IbSim:
             if self.sm.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"opensm did not become master: {log.read_text(errors='replace')[-2000:]}", pytrace=False)
             time.sleep(0.2)
+
+    def start_standby_sm(self, attach: str, priority: int) -> None:
+        """A second opensm, on node ``attach`` at ``priority``, once it has found the master and entered STANDBY
+        (call :meth:`start_sm` first; an SM that would win the election takes over instead, and this fails)."""
+        workdir = self.workdir / f"osm-{len(self.standbys) + 1}"
+        workdir.mkdir()
+        env = self.env(attach) | {"OSM_CACHE_DIR": str(workdir), "OSM_TMP_DIR": str(workdir)}
+        out_path = workdir / "opensm.out"
+        with out_path.open("wb") as out:
+            proc = subprocess.Popen(
+                ["opensm", "-d2", "-p", str(priority), "-f", str(workdir / "opensm.log")],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.standbys.append(proc)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while b"Entering STANDBY state" not in out_path.read_bytes():
+            if proc.poll() is not None or time.monotonic() > deadline or b"Entering MASTER" in out_path.read_bytes():
+                pytest.fail(f"opensm on {attach} did not become standby: {out_path.read_text()[-2000:]}", pytrace=False)
+            time.sleep(0.1)
 
     def _subnet_up(self) -> bool:
         osm = self.workdir / "osm"

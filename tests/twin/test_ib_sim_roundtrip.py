@@ -40,7 +40,7 @@ from unifab.twin.generate import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
-from ibsim import IbSim, ibsim_fabric, require_tools
+from ibsim import IbSim, ibsim_fabric, net_ids, require_tools
 
 SCENARIOS = ("ib-swapped-cable", "ib-missing-cable", "ib-degraded-link", "ib-port-errors")
 # what every cabled port of the twin's perfquery carries without a fault: not errors
@@ -49,17 +49,11 @@ SIZES = [
     pytest.param(64, 2, id="64gpu-1xHDR"),  # seed 2: the degraded link trains 1X HDR
     pytest.param(256, 1, id="256gpu-4xSDR"),  # seed 1: 4X SDR
 ]
-_NODE = re.compile(r'^(?:Switch|Hca)\s+\d+\s+"([^"]+)"\s+#\s+"([^"]*)"', re.MULTILINE)
 _CA_BLOCK = re.compile(r"^CA '", re.MULTILINE)
 
 
 def _pairs(truth: dict[str, Any]) -> set[tuple[str, str]]:
     return {(m["check"], e) for m in truth["misconfigurations"] for e in m["entities"]}
-
-
-def _net_ids(netfile: str) -> dict[str, str]:
-    """NodeDescription -> the node's name in the NETFILE (what ibsim's console commands and SIM_HOST take)."""
-    return {desc: net_id for net_id, desc in _NODE.findall(netfile)}
 
 
 def _twin_errors(ib: Path) -> dict[tuple[str, int], dict[str, int]]:
@@ -151,7 +145,7 @@ def _through_the_simulator(twin: Path, work: Path) -> tuple[Path, dict[str, str]
     bundle; (that bundle, the real outputs by tool)."""
     ib = twin / "ib"
     netfile = (ib / "ibsim.net").read_text()
-    ids = _net_ids(netfile)
+    ids = net_ids(netfile)
     own = ibnetdiscover.parse((ib / "ibnetdiscover.txt").read_text())
     attach = ids[min(n.description or "" for n in own.nodes if n.kind == "ca")]  # a cabled HCA: the twin found it
     switches = {n.name: n.description or "" for n in own.nodes if n.kind == "switch"}

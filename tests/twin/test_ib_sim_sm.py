@@ -1,0 +1,93 @@
+"""IB-SM against two real subnet managers: a clean IB twin loaded into ibsim, one OpenSM on the HCA with the lowest
+port GUID (it sweeps and becomes master) and a second on another HCA (it finds the master and enters STANDBY), and
+the real ``sminfo`` (the master, as the collecting port sees it) and ``sminfo <lid>`` of each SM replace the
+twin's ``ib/sminfo.txt`` and ``ib/sminfo/``. Both at one priority: one IB-SM warning naming both SMs, on the HCAs
+that run them, with the lower GUID (the master) as the election's winner; the standby below the master's
+priority: nothing. The twin's other files stay: IB-SM reads only the SMs, and finds their devices by port GUID,
+which the NETFILE gives ibsim. (A second *master* cannot be made this way: OpenSM negotiates, so the real tools
+show the one state a healthy subnet has; the twin's ``ib-second-master`` scenario covers that reading.)
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from unifab.checks.runner import run_checks
+from unifab.collect.bundle import load_bundle
+from unifab.model import Severity
+from unifab.parse.ib import iblinkinfo, ibnetdiscover, sminfo
+from unifab.twin.generate import generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+
+from ibsim import ibsim_fabric, net_ids, require_tools
+
+
+def _with_real_sms(twin: Path, work: Path, master_priority: int, standby_priority: int) -> tuple[Path, list[str]]:
+    """A copy of ``twin`` whose SM files are the real tools' output for two OpenSMs; (that bundle, the two HCAs'
+    host names, master first)."""
+    ib = twin / "ib"
+    netfile = (ib / "ibsim.net").read_text()
+    ids = net_ids(netfile)
+    cas = sorted(
+        (n for n in ibnetdiscover.parse((ib / "ibnetdiscover.txt").read_text()).nodes if n.kind == "ca" and n.ports),
+        key=lambda n: int(n.ports[0].port_guid or "0", 16),
+    )
+    first, second = cas[0], cas[-1]
+    assert first.description and second.description and first.ports[0].port_guid and second.ports[0].port_guid
+    with ibsim_fabric(work / "sim", netfile, attach=ids[first.description]) as sim:
+        sim.start_sm(priority=master_priority)
+        sim.start_standby_sm(ids[second.description], standby_priority)
+        seen = sim.run(["sminfo"])
+        lids = {p.port_guid: p.lid for p in iblinkinfo.parse(sim.run(["iblinkinfo"])).ports if p.port_guid}
+        readings = {
+            name: sim.run(["sminfo", str(lids[int(ca.ports[0].port_guid or "0", 16)])])
+            for name, ca in (("master", first), ("standby", second))
+        }
+    master, standby = sminfo.parse(readings["master"]), sminfo.parse(readings["standby"])
+    assert (master.state_name, master.priority) == ("SMINFO_MASTER", master_priority)
+    assert (standby.state_name, standby.priority) == ("SMINFO_STANDBY", standby_priority)
+    assert sminfo.parse(seen).sm_guid == master.sm_guid
+    bundle = work / "real"
+    shutil.copytree(twin, bundle)
+    (bundle / "ib" / "sminfo.txt").write_text(seen)
+    shutil.rmtree(bundle / "ib" / "sminfo")
+    (bundle / "ib" / "sminfo").mkdir()
+    for name, text in readings.items():
+        (bundle / "ib" / "sminfo" / f"{name}.txt").write_text(text)
+    hosts = [(ca.description or "").split()[0] for ca in (first, second)]  # "dgx-001 mlx5_0": the host, then the HCA
+    return bundle, hosts
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_tools()
+    out = tmp_path_factory.mktemp("ib-sm") / "twin"
+    generate(out, gpus=64, seed=2, fabric="ib")
+    return out
+
+
+def test_two_real_sms_at_one_priority_are_one_warning_naming_both(twin: Path, tmp_path: Path) -> None:
+    bundle, hosts = _with_real_sms(twin, tmp_path, master_priority=5, standby_priority=5)
+    fabric = load_bundle(bundle)
+    assert fabric.input_findings == []
+    assert fabric.ib is not None and sorted(sm.state for sm in fabric.ib.sms) == ["master", "standby"]
+    [finding] = run_checks(fabric)
+    guids = sorted(sm.guid for sm in fabric.ib.sms)
+    assert (finding.check, finding.severity) == ("IB-SM", Severity.WARNING)
+    assert finding.entities == tuple(f"sm:{g}" for g in guids)
+    assert finding.evidence["winner"] == min(guids, key=lambda g: int(g, 16))
+    assert [t["device"] for t in finding.evidence["tied"]] == hosts
+    assert "share priority 5" in finding.message
+    assert all(any(line.startswith("sminfo ") for line in fix.commands) for fix in finding.fix)
+
+
+def test_a_real_standby_below_the_master_s_priority_finds_nothing(twin: Path, tmp_path: Path) -> None:
+    bundle, _hosts = _with_real_sms(twin, tmp_path, master_priority=10, standby_priority=3)
+    fabric = load_bundle(bundle)
+    assert fabric.ib is not None and sorted(sm.priority for sm in fabric.ib.sms) == [3, 10]
+    assert run_checks(fabric) == []
