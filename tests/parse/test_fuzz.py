@@ -8,6 +8,7 @@ that are not in the sample corpus (hand-written variants, rendered output) live 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -376,6 +377,25 @@ NOT_LINE_LOCAL: dict[str, str] = {
     "xid": "a kernel log is mostly other subsystems' lines, skipped by design: a garbled 'NVRM: GPU at' line (a "
     "GPU's UUID) reads as one of them, unnamed; a garbled Xid line costs its event only, named",
 }
+
+
+def _doc_table(heading: str) -> set[str]:
+    """The formats the first column of a docs/parsers.md table names (each in backticks)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "parsers.md").read_text()
+    section = doc.split(heading, 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    return {name for cell in rows for name in re.findall(r"`([^`]+)`", cell)}
+
+
+def test_docs_say_why_each_format_is_read_whole() -> None:
+    whole = {n for n, f in FORMATS.items() if not takes_problems(f.parser())}
+    assert _doc_table("### Formats read whole") == whole
+
+
+def test_docs_list_the_line_local_exceptions() -> None:
+    assert _doc_table("### Where one garbled line costs more than its row") == set(NOT_LINE_LOCAL)
+
+
 # Formats whose record may lack a key once a line is garbled: named at the record's first line (before the line).
 AT_RECORD_START = frozenset({"ibv-devinfo", "nxos-lldp", "slurm-jobs"})
 GARBLED = "\x01 not a row of this format \x01"

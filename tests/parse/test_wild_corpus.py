@@ -12,6 +12,7 @@ unifab reads are compared with them; KEY_FIELDS pins a few more values read off 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -199,6 +200,15 @@ def test_no_entry_is_stale() -> None:
     stale += [d for d in TREES if not (DATA / d).is_dir()]
     assert not stale
     assert set(MAPPED.values()) | {f for f, _ in UNREAD.values()} <= set(FORMATS)
+
+
+def test_every_unread_capture_is_justified_in_the_corpus_index() -> None:
+    """The issue's rule: a capture that does not read is listed, with its reason, in the corpus index."""
+    text = (DATA / "wild" / "INDEX.md").read_text()
+    section = text.split("## Captures of a supported format that unifab does not read", 1)[1]
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| (.+?) \|$", section, re.MULTILINE)
+    assert {path: fmt for path, fmt, _why in rows} == {path: fmt for path, (fmt, _why) in UNREAD.items()}
+    assert all(len(why) > 20 for _path, _fmt, why in rows)
 
 
 def _parse(rel: str, fmt: str) -> Any:
