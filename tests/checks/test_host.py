@@ -109,6 +109,32 @@ def test_roce_active_mtu_against_the_netdev_mtu(tmp_path: Path, mtu: int, active
         assert f"ip link set dev rdma0 mtu {mtu}" in f.fix[0].commands
 
 
+AZURE_IBV_DEVINFO = (
+    Path(__file__).resolve().parents[1] / "data" / "wild" / "host" / "perfstudy_azure_hbv3_ibv_devinfo.txt"
+)
+
+
+@pytest.mark.parametrize(("mtu", "found"), [(1500, False), (9000, True)])
+def test_roce_mtu_on_a_real_capture(tmp_path: Path, mtu: int, found: bool) -> None:
+    """A real ``ibv_devinfo`` (Azure HBv3: an InfiniBand ConnectX-6 VF at active_mtu 4096, an Ethernet ConnectX-4
+    Lx VF at 1024, the prompt line kept): 1024 is all a 1500-byte netdev carries, and short of the 4096 a
+    9000-byte one would. The InfiniBand HCA is never judged here. (The capture shows no netdev names or MTUs:
+    ``eth1``/``ib0`` and the MTUs are the test's; the PCI addresses are the capture's own lspci.)"""
+    files = {
+        layout.IBV_DEVINFO: AZURE_IBV_DEVINFO.read_text(),
+        "sys/class/net/eth1/mtu": f"{mtu}\n",
+        "sys/class/net/ib0/mtu": "4092\n",
+    }
+    nics = {"mlx5_0": ("ib0", "0101:00:00.0"), "mlx5_1": ("eth1", "56d0:00:02.0")}
+    fabric = write_host(tmp_path / "b", files, nics)
+    assert {f.check for f in fabric.input_findings} <= {"INPUT-MISSING"}  # read whole (no mlnx_qos: not collected)
+    assert fabric.hosts["h1"].nics["eth1"].active_mtu == 1024
+    findings = list(check_roce_mtu(CheckContext.build(fabric)))
+    assert [f.entities for f in findings] == ([("nic:h1:mlx5_1",)] if found else [])
+    if found:
+        assert findings[0].evidence["a"]["expected_active_mtu"] == 4096
+
+
 def _peermem_fabric(tmp_path: Path, modules: str | None, kernel: str | None = None) -> Fabric:
     files = {layout.SHOW_GIDS: "", "sys/class/net/rdma0/mtu": "9000\n"}
     files.pop(layout.SHOW_GIDS)

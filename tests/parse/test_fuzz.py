@@ -357,6 +357,18 @@ def test_seeds_exist(samples: Path) -> None:
             assert (samples / rel).is_file(), rel
 
 
+@pytest.mark.parametrize("fmt", sorted(n for n, f in FORMATS.items() if not f.tree))
+def test_pasted_prompt_lines_around_a_capture_change_nothing(samples: Path, fmt: str) -> None:
+    """Captures as people paste them: a ``user@host:~# command`` line above, a bare prompt below. Every text
+    format reads such a capture as it reads the capture with blank lines in their place (same records, same
+    line numbers)."""
+    parse = FORMATS[fmt].parser()
+    for seed in _seeds(samples, fmt):
+        body = seed.rstrip("\n")
+        pasted = f"root@gpu01:~# some-command --with args\n{body}\nleaf1#\n"
+        assert parse(pasted, "seed") == parse(f"\n{body}\n\n", "seed"), fmt
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_seeds_parse_cleanly(samples: Path, fmt: str) -> None:
     """Fuzzing starts from valid inputs, so mutations explore the parser, not only its first error."""

@@ -32,6 +32,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 MAPPED: dict[str, str] = {
     # --- wild corpus ---
     "wild/host/*ethtool_S_*.txt": "ethtool-S",
+    "wild/host/*ibv_devinfo*.txt": "ibv-devinfo",
     "wild/host/*lldpcli_show_neighbors*.txt": "lldpctl",
     "wild/switch/eos/ntc_arista_eos_show_*.raw": "eos-cli",
     "wild/switch/junos/*_show_interfaces*": "junos-interfaces",

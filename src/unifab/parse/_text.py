@@ -3,7 +3,10 @@ clean-up (shell/CLI prompt lines) and fixed-width table cells that fall back to 
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from unifab.errors import ParseError
 
@@ -16,6 +19,7 @@ __all__ = [
     "natural_key",
     "parse_int",
     "parse_uint",
+    "pasted",
     "prompt_command",
 ]
 
@@ -114,6 +118,8 @@ def blank_prompts(text: str, *, anywhere: bool = False) -> str:
     leading ``$ command`` and a trailing ``leaf1#``); with ``anywhere`` every such line is, for formats
     whose own lines can never look like one (``ethtool -S`` pastes of several ``| grep`` runs).
     """
+    if not anywhere and _plain_edges(text):
+        return text  # the common case, a file as the tool wrote it: O(1), whatever its size
     lines = text.splitlines(keepends=True)
     prompt = [not line.strip() or is_prompt(line) for line in lines]
     if anywhere:
@@ -129,6 +135,31 @@ def blank_prompts(text: str, *, anywhere: bool = False) -> str:
         else:
             out.append("\n" if line.endswith(("\n", "\r")) else "")
     return "".join(out)
+
+
+def _plain_edges(text: str) -> bool:
+    """Whether the first and the last line of ``text`` are output (not blank, not a pasted prompt)."""
+    newline = text.find("\n")
+    first = text if newline < 0 else text[:newline]
+    body = text.rstrip("\r\n")
+    last = body[body.rfind("\n") + 1 :]
+    return bool(first.strip()) and bool(last.strip()) and not is_prompt(first) and not is_prompt(last)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def pasted(parse: F) -> F:
+    """``parse`` that first blanks the prompt, comment and fence lines a person pasted before and after the output
+    (:func:`blank_prompts`, line numbers kept): ``root@gpu01:~# ibv_devinfo`` above a capture, a bare ``leaf1#``
+    below it. Its first argument is the text (bytes pass unchanged: a file read by the bundle reader is output the
+    tool wrote, never a paste)."""
+
+    @functools.wraps(parse)
+    def reading(text: object, *args: Any, **kwargs: Any) -> Any:
+        return parse(blank_prompts(text) if isinstance(text, str) else text, *args, **kwargs)
+
+    return cast(F, reading)
 
 
 def column_starts(header: str) -> list[tuple[str, int]]:

@@ -173,7 +173,7 @@ def test_newline_dump_with_sacct_header_and_multiline_value() -> None:
 
 def test_newline_dump_errors() -> None:
     with pytest.raises(ParseError) as info:
-        parse_env("\n# not an env dump\nA=1\n", "env.txt")
+        parse_env("\nnot an env dump\nA=1\n", "env.txt")  # (a '# comment' line there is a pasted comment)
     assert info.value.line == 2
     assert parse_env("") == {} and parse_env("\n \n") == {}
 

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = [
     "CMIS_IDENTIFIERS",
@@ -449,6 +450,7 @@ def _lane(number: int, b: _LaneBuild) -> Lane:
     )
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> ModuleEeprom:
     """Read decoded ``ethtool -m`` output; raise :class:`ParseError` on anything off-grammar.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["PauseParams", "dump", "parse"]
 
@@ -44,6 +45,7 @@ class PauseParams:
     tx_negotiated: bool | None = None
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> PauseParams:
     log = problems if problems is not None else ParseProblems.strict(source)
     interface: str | None = None

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["IbDevNetdev", "dump", "parse"]
 
@@ -23,6 +24,7 @@ class IbDevNetdev:
     state: str
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[IbDevNetdev, ...]:
     log = problems if problems is not None else ParseProblems.strict(source)
     out: list[IbDevNetdev] = []

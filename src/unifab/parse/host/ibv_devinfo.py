@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["DEVICE_KEYS", "MTU_ENUM", "PORT_KEYS", "PORT_STATES", "TRANSPORTS", "IbvDevice", "IbvPort", "dump", "parse"]
 
@@ -264,6 +265,7 @@ def _fail(parser: _Parser, log: ParseProblems) -> None:
     parser.device, parser.ports, parser.stray = None, [], None
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[IbvDevice, ...]:
     """Read ``ibv_devinfo [-v]`` output: one record per ``hca_id:`` block (a bad block costs that device)."""
     log = problems if problems is not None else ParseProblems.strict(source)

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 from unifab.parse.netdev import Interface, normalize_mac
 
 __all__ = ["LINK_KINDS", "LinkFacts", "link_facts", "max_mtus", "parse", "parse_lines"]
@@ -191,6 +192,7 @@ def parse_lines(
     return tuple(draft.finish() for draft in _drafts(lines, source, first_line, problems))
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Interface, ...]:
     """Parse ``ip [-d] link show`` or ``ip [-d] address show`` text, one record per link in file order."""
     return parse_lines(text.splitlines(), source, problems=problems)

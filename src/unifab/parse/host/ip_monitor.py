@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 
 __all__ = ["CarrierSnapshot", "IpMonitor", "LinkEvent", "parse"]
 
@@ -133,6 +134,7 @@ def _event(m: re.Match[str], timestamp: str | None, number: int, source: str) ->
     )
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> IpMonitor:
     """Read ``ip -ts monitor link`` events and sysfs carrier readings; raise :class:`ParseError` otherwise."""
     if not text.strip():

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object, json_string, load_json, type_name
+from unifab.parse._text import pasted
 
 __all__ = ["LldpNeighbor", "dump_json0", "parse", "parse_json", "parse_json0", "parse_keyvalue"]
 
@@ -358,6 +359,8 @@ def _kv_lines(text: str, source: str) -> list[_KvLine]:
     for number, line in enumerate(raw, start=1):
         key, sep, value = line.partition("=")
         if not (sep and key.startswith("lldp.")):
+            if not lines and not line.strip():  # blank lines above the first key (a blanked prompt)
+                continue
             if not lines:
                 raise ParseError(source, "expected a `lldp.<interface>.<key>=<value>` line", line=number)
             lines[-1].value += "\n" + line  # continuation of a multi-line value
@@ -459,6 +462,7 @@ def parse_keyvalue(
     return _all_bad(tuple(neighbors), log)
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[LldpNeighbor, ...]:
     """Parse any of the three formats: JSON whose ``lldp`` is a list is json0, other JSON is json,
     anything else (including empty text) is keyvalue."""

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["Lsmod", "Module", "dump", "parse"]
 
@@ -61,6 +62,7 @@ def _holders(text: str) -> tuple[str, ...]:
     return tuple(h for h in text.strip(",").split(",") if h and h != "[permanent]")
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> Lsmod:
     """Read ``lsmod`` or ``/proc/modules``; an empty file (no module loaded) is an empty record."""
     log = problems if problems is not None else ParseProblems.strict(source)

@@ -29,6 +29,7 @@ import re
 from dataclasses import astuple, dataclass, field
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = [
     "ACS_BITS",
@@ -401,6 +402,7 @@ def _downgraded(cap: object, status: object, notes: tuple[str | None, str | None
     return slower or status.width < cap.width
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> Lspci:
     """Read ``lspci -vvv`` (optionally ``-nn``/``-D``) output into one record per device.
 

@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["LLDPAD_WARNING", "RATE_UNSUPPORTED", "Buffers", "MlnxQos", "TcConfig", "dump", "parse"]
 
@@ -341,6 +342,7 @@ class _Parser:
         )
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> MlnxQos:
     """Read ``mlnx_qos -i <netdev>`` output; raise :class:`ParseError` on anything off-grammar.
 

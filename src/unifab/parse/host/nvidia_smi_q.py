@@ -45,6 +45,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import blank_prompts
 from unifab.parse.host.lspci import normalize_bdf
 
 __all__ = [
@@ -89,16 +90,23 @@ class XmlDocument:
 
 
 def read_xml(text: str, source: str) -> XmlDocument:
-    """Parse ``text`` with expat into an ElementTree, refusing DTD internal subsets and entity declarations."""
+    """Parse ``text`` with expat into an ElementTree, refusing DTD internal subsets and entity declarations.
+
+    Prompt and fence lines pasted before and after the document are left out (an XML declaration must open the
+    text), and line numbers still count from the text's own first line."""
     if not text.strip():
         raise ParseError(source, "expected an XML document, got empty text", line=1)
+    text = blank_prompts(text)
+    body = text.lstrip("\r\n")
+    above = text[: len(text) - len(body)].count("\n")  # lines left out above the document
+    text = body
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     builder = ET.TreeBuilder()
     lines: dict[int, int] = {}
 
     def start(tag: str, attrs: dict[str, str]) -> None:
-        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber
+        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber + above
 
     def doctype(name: str, system_id: str | None, public_id: str | None, internal_subset: int) -> None:
         if internal_subset:
@@ -116,9 +124,10 @@ def read_xml(text: str, source: str) -> XmlDocument:
         # XML ends lines at CR too; make LF the only line end so expat's line numbers count "\n" like every parser.
         parser.Parse(text.replace("\r\n", "\n").replace("\r", " "), True)
     except expat.ExpatError as exc:
-        raise ParseError(source, f"expected well-formed XML ({expat.ErrorString(exc.code)})", line=exc.lineno) from None
+        reason = f"expected well-formed XML ({expat.ErrorString(exc.code)})"
+        raise ParseError(source, reason, line=exc.lineno + above) from None
     except _Rejected as exc:
-        raise ParseError(source, str(exc), line=parser.CurrentLineNumber) from None
+        raise ParseError(source, str(exc), line=parser.CurrentLineNumber + above) from None
     except (UnicodeError, ValueError) as exc:
         raise ParseError(source, f"expected XML text ({exc})", line=1) from None
     return XmlDocument(builder.close(), lines)

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["AFFINITY_COLUMNS", "LEGEND", "LEGEND_SOC", "NvidiaSmiTopo", "dump", "parse"]
 
@@ -113,6 +114,7 @@ def _check_affinity(column: str, value: str, source: str, number: int) -> str | 
     return value
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NvidiaSmiTopo:
     """Read the ``nvidia-smi topo -m`` matrix, its affinity columns and the NIC legend."""
     log = problems if problems is not None else ParseProblems.strict(source)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["NvlinkGpu", "NvlinkLink", "NvlinkStatus", "dump", "parse"]
 
@@ -45,6 +46,7 @@ class NvlinkStatus:
     gpus: tuple[NvlinkGpu, ...]
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> NvlinkStatus:
     """Read ``nvidia-smi nvlink --status``; raise :class:`ParseError` on anything else.
 

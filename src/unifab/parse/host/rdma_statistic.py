@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["RdmaStatLink", "RdmaStatistic", "dump", "parse"]
 
@@ -129,6 +130,7 @@ class _Parser:
             self.current.pending += [(t, number) for t in text.split()]
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> RdmaStatistic:
     """Read ``rdma statistic show`` / ``rdma statistic mode`` output (plain or ``-p``)."""
     log = problems if problems is not None else ParseProblems.strict(source)

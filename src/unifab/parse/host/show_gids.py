@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = ["DASHES", "HEADER", "VERSIONS", "Gid", "dump", "parse"]
 
@@ -90,6 +91,7 @@ def _row(tokens: list[str], number: int, source: str) -> Gid:
     return Gid(dev, int(port), int(index), gid, ipv4, version, netdev)
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Gid, ...]:
     """Read ``show_gids`` output (TAB-separated, or with TABs expanded to spaces)."""
     log = problems if problems is not None else ParseProblems.strict(source)

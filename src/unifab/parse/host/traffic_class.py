@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import parse_int
+from unifab.parse._text import parse_int, pasted
 
 __all__ = ["RULE_KEYS", "TclassRule", "TrafficClass", "dump", "parse"]
 
@@ -45,6 +45,7 @@ def _tclass(token: str, source: str, number: int) -> int:
     return value
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> TrafficClass:
     log = problems if problems is not None else ParseProblems.strict(source)
     global_tclass: int | None = None

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
+from unifab.parse._text import pasted
 
 __all__ = [
     "KINDS",
@@ -163,6 +164,7 @@ def ca_device(description: str | None) -> str | None:
     return description.split(" ", 1)[1].strip() or None
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> IbTopology:
     """The nodes of a topology file (plain or ``-g``). With a lenient ``problems`` a bad port line costs that
     port only; anything else that is not the format raises."""

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 
 __all__ = ["HEADER", "PlannedCable", "dump", "parse"]
 
@@ -22,6 +23,7 @@ class PlannedCable:
     cable_m: float | None
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> tuple[PlannedCable, ...]:
     rows = csv.reader(text.splitlines())
     try:
@@ -32,10 +34,13 @@ def parse(text: str, source: str = "<input>") -> tuple[PlannedCable, ...]:
 
 def _parse(rows: Iterator[list[str]], source: str) -> tuple[PlannedCable, ...]:
     header = next(rows, None)
+    start = 1
+    while header is not None and not any(cell.strip() for cell in header):  # blank lines (a blanked prompt) above it
+        header, start = next(rows, None), start + 1
     if header is None or tuple(h.strip() for h in header[:4]) != HEADER:
-        raise ParseError(source, f"expected header '{','.join(HEADER)}[,cable_m]'", line=1)
+        raise ParseError(source, f"expected header '{','.join(HEADER)}[,cable_m]'", line=start)
     out: list[PlannedCable] = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in enumerate(rows, start=start + 1):
         cells = [c.strip() for c in row]
         if not any(cells):
             continue

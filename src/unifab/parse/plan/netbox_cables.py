@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 from unifab.parse.plan.cabling import PlannedCable
 
 __all__ = ["CablesPage", "NetboxCable", "Skipped", "Termination", "parse", "planned"]
@@ -60,6 +61,7 @@ class Skipped:
     reason: str
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> CablesPage:
     try:
         doc = json.loads(text)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 from unifab.parse.plan.cabling import PlannedCable
 
 __all__ = ["DotCable", "Token", "TopologyDot", "parse"]
@@ -136,6 +137,7 @@ class _Reader:
         return node[1], port, node[2]
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> TopologyDot:
     reader = _Reader(_tokens(text, source), source)
     head = reader.peek()

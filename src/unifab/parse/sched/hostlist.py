@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 
 __all__ = ["MAX_HOSTS", "compress", "expand", "parse"]
 
@@ -228,6 +229,7 @@ def compress(names: Iterable[str], *, sort: bool = False) -> str:
     return ",".join(out)
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> tuple[str, ...]:
     """Expand a hostlist read from a file (``scontrol show hostnames``); separators may include newlines."""
     if not text.strip():

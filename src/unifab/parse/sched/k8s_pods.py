@@ -34,6 +34,7 @@ from typing import Any
 
 from unifab.errors import ParseError, YamlError, load_yaml
 from unifab.parse._json import child, json_list, json_object, type_name
+from unifab.parse._text import pasted
 from unifab.parse.sched._common import load_json, opt_str
 from unifab.parse.sched.nccl_env import nccl_settings
 from unifab.parse.sched.slurm_jobs import Job
@@ -265,6 +266,7 @@ def _job(g: _Group) -> Job:
     )
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> tuple[Job, ...]:
     """Jobs from ``kubectl get pods -o json|yaml`` (pods grouped by job label, see the module docstring)."""
     if not text.strip():

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from unifab.errors import ParseError
+from unifab.parse._text import pasted
 
 __all__ = ["NcclDevice", "NcclDeviceList", "NcclSettings", "device_list", "nccl_settings", "parse_env", "parse_script"]
 
@@ -171,6 +172,7 @@ _ASSIGNMENT_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.%\-]*)=(.*)$", re.DOTALL)
 _DASHES = re.compile(r"^-{3,}\s*$")
 
 
+@pasted
 def parse_env(text: str, source: str = "<input>") -> dict[str, str]:
     """``K=V`` entries of ``/proc/<pid>/environ`` (NUL-separated) or of newline-separated dumps.
 
@@ -182,9 +184,9 @@ def parse_env(text: str, source: str = "<input>") -> dict[str, str]:
         for entry in text.split("\0"):
             line = text.count("\n", 0, offset + len(entry) - len(entry.lstrip())) + 1
             offset += len(entry) + 1
-            if not entry:
+            if not entry.strip():  # the empty entry after the last NUL, or the newlines a blanked prompt left
                 continue
-            m = _ASSIGNMENT_LINE.match(entry)
+            m = _ASSIGNMENT_LINE.match(entry.lstrip("\r\n"))
             if m is None:
                 raise ParseError(source, f"expected NAME=value between NULs, got {entry[:40]!r}", line=line)
             env.setdefault(m[1], m[2])

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object, type_name
+from unifab.parse._text import pasted
 from unifab.parse.sched import hostlist
 from unifab.parse.sched._common import (
     Column,
@@ -495,6 +496,7 @@ def _squeue_row(number: int, raw: str, columns: list[Column], names: list[str], 
 # --- entry point ----------------------------------------------------------------------------------
 
 
+@pasted
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Job, ...]:
     """Jobs from squeue/slurmrestd JSON, ``scontrol show job`` or ``squeue`` text (detected from the text).
 

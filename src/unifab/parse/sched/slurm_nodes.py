@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from unifab.errors import ParseError
 from unifab.parse._json import child, json_list, json_object
+from unifab.parse._text import pasted
 from unifab.parse.sched import hostlist
 from unifab.parse.sched._common import (
     epoch_time,
@@ -295,6 +296,7 @@ def _parse_sinfo(lines: list[tuple[int, str]], source: str) -> tuple[Node, ...]:
 # --- entry point ----------------------------------------------------------------------------------
 
 
+@pasted
 def parse(text: str, source: str = "<input>") -> tuple[Node, ...]:
     """Nodes from sinfo/slurmrestd JSON, ``scontrol show node`` or sinfo text (detected from the text)."""
     stripped = text.lstrip()

@@ -30,7 +30,7 @@ from typing import Any
 
 from unifab.errors import ParseError, load_yaml
 from unifab.parse._json import type_name
-from unifab.parse._text import decode_utf8
+from unifab.parse._text import decode_utf8, pasted
 from unifab.parse.switch.eos_config import (
     UNIT_BYTES,
     EosPfcWatchdogGlobal,
@@ -337,6 +337,7 @@ def _settings(r: _R, obj: dict[str, Any], path: str, *, interface: bool) -> EosQ
     )
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>") -> AvdQos:
     """Read AVD structured-configuration YAML into the QoS model."""
     r = _R(source)

@@ -61,7 +61,7 @@ from typing import TypeVar
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_object, load_json, type_name
-from unifab.parse._text import blank_prompts
+from unifab.parse._text import blank_prompts, pasted
 from unifab.parse.netdev import (
     Interface,
     Neighbor,
@@ -516,6 +516,7 @@ _SHAPES = (
 )
 
 
+@pasted
 def parse(
     text: str, source: str = "<input>", problems: ParseProblems | None = None
 ) -> tuple[Neighbor, ...] | tuple[Interface, ...]:

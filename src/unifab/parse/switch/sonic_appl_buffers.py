@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import natural_key, parse_uint
+from unifab.parse._text import natural_key, parse_uint, pasted
 from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
@@ -144,6 +144,7 @@ def _opt_int(row: dict[str, str], name: str, source: str, key: str) -> int | Non
     return int(row[name])
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicApplBuffers:
     """Read an APPL_DB dump and resolve the buffer view (ports in natural order)."""
     log = problems if problems is not None else ParseProblems.strict(source)

@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 
 from unifab.errors import ParseError
 from unifab.parse._json import child, json_object, json_string, load_json, type_name
+from unifab.parse._text import pasted
 
 __all__ = ["SonicAsicParams", "SonicAsicTable", "parse"]
 
@@ -101,6 +102,7 @@ def _asics(table: dict[str, object], path: str, source: str) -> dict[str, SonicA
     return out
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>") -> SonicAsicTable:
     """The ASIC parameter table and platform map."""
     doc = json_object(load_json(text if isinstance(text, str) else text.decode("utf-8", "replace"), source), "", source)

@@ -25,6 +25,7 @@ import orjson
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import type_name
+from unifab.parse._text import pasted
 
 __all__ = ["SHAPES", "SonicConfigDb", "deref", "parse"]
 
@@ -62,6 +63,7 @@ def _deref_one(item: str) -> str:
     return match.group(1) if match else item
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicConfigDb:
     """Read a CONFIG_DB JSON document in any of :data:`SHAPES`.
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import orjson
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import natural_key
+from unifab.parse._text import natural_key, pasted
 from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
@@ -191,6 +191,7 @@ class SonicCounters:
     buffer_pools: dict[str, SonicBufferPoolCounters]
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicCounters:
     """Read a COUNTERS_DB dump and resolve it (see the module docstring)."""
     dump = read_dump(text, source, problems)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import orjson
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import natural_key
+from unifab.parse._text import natural_key, pasted
 from unifab.parse.switch.sonic_state_db import read_dump
 
 __all__ = [
@@ -97,6 +97,7 @@ class SonicLldpNeighbor:
     capabilities_enabled: tuple[str, ...]
 
 
+@pasted
 def parse(
     text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None
 ) -> tuple[SonicLldpNeighbor, ...]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import natural_key, parse_uint
+from unifab.parse._text import natural_key, parse_uint, pasted
 from unifab.parse.switch import sonic_config_db
 from unifab.parse.switch.sonic_config_db import SonicConfigDb
 
@@ -148,6 +148,7 @@ class SonicSwitch:
     default_pfcwd_status: str | None = None  # DEVICE_METADATA|localhost default_pfcwd_status, as configured
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicSwitch:
     """Read CONFIG_DB JSON in any shape and resolve it (see :func:`resolve`)."""
     return resolve(sonic_config_db.parse(text, source, problems), source=source, problems=problems)

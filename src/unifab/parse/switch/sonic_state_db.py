@@ -41,7 +41,7 @@ import orjson
 
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import type_name
-from unifab.parse._text import natural_key, parse_uint
+from unifab.parse._text import natural_key, parse_uint, pasted
 
 __all__ = [
     "SHAPES",
@@ -186,6 +186,7 @@ def scalar(raw: Any, source: str, key: str, field: str) -> str:
 # --- STATE_DB -------------------------------------------------------------------------------------
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> SonicStateDb:
     """Read a STATE_DB dump and resolve the per-port view (ports in natural order)."""
     dump = read_dump(text, source, problems)

@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from unifab.errors import ParseError, ParseProblems
-from unifab.parse._text import natural_key
+from unifab.parse._text import natural_key, pasted
 from unifab.parse.switch.nvue.defaults import (
     _OFF,
     _ON,
@@ -69,6 +69,7 @@ _INCLUDED_TYPES = frozenset({"swp"})
 _SWP = re.compile(r"swp\d")
 
 
+@pasted
 def parse(text: str | bytes, source: str = "<input>", problems: ParseProblems | None = None) -> NvueConfig:
     """Read ``nv config show -o yaml`` (or the REST API's revision object) and resolve every swp port."""
     doc = load_yaml(text, source)
