@@ -123,7 +123,7 @@ COVERAGE: dict[str, Coverage] = {
     "IB-SM": Coverage(_NONE, "the subnet managers of an InfiniBand subnet"),
     "IB-DUPLICATE": Coverage(_NONE, "node and port GUIDs and LIDs of an InfiniBand subnet"),
     "IB-COUNTERS": Coverage(EVERY_TIER, "every InfiniBand port, HCA and switch, on its own"),
-    "IB-MTU": Coverage(EVERY_TIER, "every InfiniBand port, HCA and switch, against the fabric's IB MTU"),
+    "IB-MTU": Coverage((HOST_LEAF,), "each HCA port (the host end), against the MTU most HCA ports run"),
     "IB-SL": Coverage(_NONE, "a job's NCCL_IB_SL"),
     # --- the host gate (checks.gate_catalog, judged by unifab agent gate) ---
     "GATE-NO-RDMA": Coverage(_NONE, "the host's RDMA devices"),

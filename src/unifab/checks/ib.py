@@ -656,9 +656,11 @@ CHECKS = (
     ),
     CheckSpec(
         "IB-MTU",
-        "An InfiniBand HCA or switch port runs a lower MTU than the fabric's IB ports",
+        "An InfiniBand HCA port runs a lower MTU than the fabric's other HCA ports",
         "Peers negotiate the path MTU down to it: more packets and headers per byte for every transfer through it. "
-        "Reads each HCA's active_mtu (hosts/<h>/cmd/ibv_devinfo.txt); the fabric's MTU is what most IB ports run.",
+        "Reads each HCA's active_mtu (hosts/<h>/cmd/ibv_devinfo.txt); the fabric's MTU is what most HCA ports run. "
+        "Switch ports are not judged: none of the files unifab reads (ibnetdiscover, iblinkinfo, perfquery) "
+        "prints a switch port's MTU.",
         "Set the partition MTU (opensm partitions.conf mtu=5 for 4096) and the port's MTU cap, then "
         "`ibportstate <lid> <port> reset`.",
         check_mtu,
