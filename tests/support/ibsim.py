@@ -135,8 +135,11 @@ class IbSim:
             self.proc = None
 
     # --- tools ------------------------------------------------------------------------------------------------
-    def run(self, argv: list[str], timeout: float = TOOL_TIMEOUT_S, ok: tuple[int, ...] = (0,)) -> str:
-        """``argv`` under the preload; its stdout. A timeout or an exit code outside ``ok`` fails the test.
+    def run(
+        self, argv: list[str], timeout: float = TOOL_TIMEOUT_S, ok: tuple[int, ...] = (0,), *, with_stderr: bool = False
+    ) -> str:
+        """``argv`` under the preload; its stdout (and stderr in its place with ``with_stderr``, as ``2>&1`` keeps
+        it). A timeout or an exit code outside ``ok`` fails the test.
 
         A tool killed by a signal is run again, up to :data:`CRASH_RETRIES` times: ibqueryerrors has been seen to
         die of SIGSEGV inside the umad2sim preload under load (about one run in eight at 256 GPUs, after the SM
@@ -144,17 +147,21 @@ class IbSim:
         for _attempt in range(CRASH_RETRIES + 1):
             try:
                 done = subprocess.run(
-                    argv, check=False, env=self.env(), capture_output=True, timeout=timeout, cwd=self.workdir
+                    argv,
+                    check=False,
+                    env=self.env(),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT if with_stderr else subprocess.PIPE,
+                    timeout=timeout,
+                    cwd=self.workdir,
                 )
             except subprocess.TimeoutExpired:
                 pytest.fail(f"{' '.join(argv)} did not finish in {timeout} s", pytrace=False)
             if done.returncode >= 0:
                 break
         if done.returncode not in ok:
-            pytest.fail(
-                f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode(errors='replace')[-2000:]}",
-                pytrace=False,
-            )
+            said = (done.stderr or done.stdout).decode(errors="replace")[-2000:]
+            pytest.fail(f"{' '.join(argv)} exited {done.returncode}:\n{said}", pytrace=False)
         return done.stdout.decode()
 
     def sweep(self) -> None:

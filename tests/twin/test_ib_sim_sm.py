@@ -4,8 +4,10 @@ the real ``sminfo`` (the master, as the collecting port sees it) and ``sminfo <l
 twin's ``ib/sminfo.txt`` and ``ib/sminfo/``. Both at one priority: one IB-SM warning naming both SMs, on the HCAs
 that run them, with the lower GUID (the master) as the election's winner; the standby below the master's
 priority: nothing. The twin's other files stay: IB-SM reads only the SMs, and finds their devices by port GUID,
-which the NETFILE gives ibsim. (A second *master* cannot be made this way: OpenSM negotiates, so the real tools
-show the one state a healthy subnet has; the twin's ``ib-second-master`` scenario covers that reading.)
+which the NETFILE gives ibsim. With no OpenSM answering (never started, or gone after one sweep), the real
+``sminfo 2>&1`` output is one IB-SM critical finding and no input problem. (A second *master* cannot be made this
+way: OpenSM negotiates, so the real tools show the one state a healthy subnet has; the twin's
+``ib-second-master`` scenario covers that reading.)
 """
 
 from __future__ import annotations
@@ -27,16 +29,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from ibsim import ibsim_fabric, net_ids, require_tools
 
 
+def _cas(twin: Path) -> list[ibnetdiscover.IbNode]:
+    """The twin's cabled HCAs, lowest port GUID first."""
+    nodes = ibnetdiscover.parse((twin / "ib" / "ibnetdiscover.txt").read_text()).nodes
+    return sorted((n for n in nodes if n.kind == "ca" and n.ports), key=lambda n: int(n.ports[0].port_guid or "0", 16))
+
+
+def _with_sm_files(twin: Path, work: Path, seen: str, readings: dict[str, str]) -> Path:
+    """A copy of ``twin`` whose ``ib/sminfo.txt`` is ``seen`` and whose ``ib/sminfo/`` holds ``readings``."""
+    bundle = work / "real"
+    shutil.copytree(twin, bundle)
+    (bundle / "ib" / "sminfo.txt").write_text(seen)
+    shutil.rmtree(bundle / "ib" / "sminfo")
+    (bundle / "ib" / "sminfo").mkdir()
+    for name, text in readings.items():
+        (bundle / "ib" / "sminfo" / f"{name}.txt").write_text(text)
+    return bundle
+
+
 def _with_real_sms(twin: Path, work: Path, master_priority: int, standby_priority: int) -> tuple[Path, list[str]]:
     """A copy of ``twin`` whose SM files are the real tools' output for two OpenSMs; (that bundle, the two HCAs'
     host names, master first)."""
-    ib = twin / "ib"
-    netfile = (ib / "ibsim.net").read_text()
+    netfile = (twin / "ib" / "ibsim.net").read_text()
     ids = net_ids(netfile)
-    cas = sorted(
-        (n for n in ibnetdiscover.parse((ib / "ibnetdiscover.txt").read_text()).nodes if n.kind == "ca" and n.ports),
-        key=lambda n: int(n.ports[0].port_guid or "0", 16),
-    )
+    cas = _cas(twin)
     first, second = cas[0], cas[-1]
     assert first.description and second.description and first.ports[0].port_guid and second.ports[0].port_guid
     with ibsim_fabric(work / "sim", netfile, attach=ids[first.description]) as sim:
@@ -52,13 +68,7 @@ def _with_real_sms(twin: Path, work: Path, master_priority: int, standby_priorit
     assert (master.state_name, master.priority) == ("SMINFO_MASTER", master_priority)
     assert (standby.state_name, standby.priority) == ("SMINFO_STANDBY", standby_priority)
     assert sminfo.parse(seen).sm_guid == master.sm_guid
-    bundle = work / "real"
-    shutil.copytree(twin, bundle)
-    (bundle / "ib" / "sminfo.txt").write_text(seen)
-    shutil.rmtree(bundle / "ib" / "sminfo")
-    (bundle / "ib" / "sminfo").mkdir()
-    for name, text in readings.items():
-        (bundle / "ib" / "sminfo" / f"{name}.txt").write_text(text)
+    bundle = _with_sm_files(twin, work, seen, readings)
     hosts = [(ca.description or "").split()[0] for ca in (first, second)]  # "dgx-001 mlx5_0": the host, then the HCA
     return bundle, hosts
 
@@ -91,3 +101,21 @@ def test_a_real_standby_below_the_master_s_priority_finds_nothing(twin: Path, tm
     fabric = load_bundle(bundle)
     assert fabric.ib is not None and sorted(sm.priority for sm in fabric.ib.sms) == [3, 10]
     assert run_checks(fabric) == []
+
+
+@pytest.mark.parametrize("swept", [False, True], ids=["never-swept", "sm-gone-after-one-sweep"])
+def test_no_real_sm_answering_is_one_critical_finding(twin: Path, tmp_path: Path, swept: bool) -> None:
+    netfile = (twin / "ib" / "ibsim.net").read_text()
+    first = _cas(twin)[0]
+    assert first.description
+    with ibsim_fabric(tmp_path / "sim", netfile, attach=net_ids(netfile)[first.description]) as sim:
+        if swept:
+            sim.sweep()  # LIDs assigned, then the SM exits: the port still knows the SM's LID, nothing answers there
+        seen = sim.run(["sminfo"], ok=(255,), with_stderr=True)
+    assert "iberror" in seen and sminfo.no_answer(seen), seen
+    fabric = load_bundle(_with_sm_files(twin, tmp_path, seen, {}))
+    assert fabric.input_findings == []  # sminfo's failure is a reading (no SM), not a bad file
+    assert fabric.ib is not None and fabric.ib.sm_collected and fabric.ib.sms == ()
+    [finding] = run_checks(fabric)
+    assert (finding.check, finding.severity) == ("IB-SM", Severity.CRITICAL)
+    assert finding.message.startswith("no subnet manager is master")

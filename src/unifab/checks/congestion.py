@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 from unifab.checks.context import CheckContext, cnp_queue
 from unifab.checks.findings import SwitchWide, link_finding
+from unifab.checks.memo import run_memo
 from unifab.checks.registry import CheckSpec
 from unifab.checks.uplink_qos import uplink_cnp
 from unifab.model import Finding, Fix, Port, QueueQos, Severity
@@ -188,8 +189,13 @@ GREEN_MARK_MODES = frozenset({"ecn_green", "ecn_green_yellow", "ecn_green_red", 
 ECN_ALL = "ecn_all"
 
 
-def _roce_egress(ctx: CheckContext, tc: int) -> Iterator[tuple[Port, int, QueueQos, str]]:
-    """Every egress port of every link tier (toward NICs, on switch links) once, with its RoCE queue and link."""
+def _roce_egress(ctx: CheckContext, tc: int) -> list[tuple[Port, int, QueueQos, str]]:
+    """Every egress port of every link tier (toward NICs, on switch links) once, with its RoCE queue and link
+    (once per check run: the ECN colour and WRED checks walk the same ports)."""
+    return run_memo(f"roce_egress:{tc}", ctx, lambda: list(_each_roce_egress(ctx, tc)))
+
+
+def _each_roce_egress(ctx: CheckContext, tc: int) -> Iterator[tuple[Port, int, QueueQos, str]]:
     seen: set[str] = set()
     ports = [(lk.port, lk.link.id) for lk in ctx.nic_links]
     ports += [(port, pl.link.id) for pl in ctx.port_links for port in (pl.a, pl.b)]

@@ -28,6 +28,7 @@ from dataclasses import field as dc_field
 
 from unifab.checks.context import CheckContext
 from unifab.checks.fleet_versions import FIELDS, OPTIC_FIELDS, Fact, allowed, fleet_facts, selects, version_key
+from unifab.checks.memo import run_memo
 from unifab.checks.registry import CheckSpec
 from unifab.checks.topology_coverage import shown
 from unifab.model import Finding, Fix, Nic, Severity, VersionRule
@@ -110,7 +111,11 @@ class GroupView:
 
 
 def fleet_groups(ctx: CheckContext) -> tuple[list[Fact], dict[tuple[str, tuple[str, ...]], GroupView]]:
-    """Every fact and its groups, one pass."""
+    """Every fact and its groups, one pass (once per check run: the three FLEET checks share it)."""
+    return run_memo("fleet_groups", ctx, lambda: _fleet_groups(ctx))
+
+
+def _fleet_groups(ctx: CheckContext) -> tuple[list[Fact], dict[tuple[str, tuple[str, ...]], GroupView]]:
     facts = list(fleet_facts(ctx.fabric, ctx.hosts_behind))
     groups: dict[tuple[str, tuple[str, ...]], GroupView] = {}
     for f in facts:

@@ -660,9 +660,15 @@ def _load_sms(root: SourcePath, problems: Problems) -> tuple[list[IbSm], list[st
     sm_dir = root / SMINFO_DIR
     if sm_dir.is_dir():
         paths.extend(sorted(p for p in sm_dir.iterdir() if p.is_file() and p.name.endswith(".txt")))
+
+    def reading(text: str, source: str) -> sminfo.SmInfo | None:
+        """The SM's SMInfo, or ``None`` when the file is sminfo saying no SM answered: a reading, not a bad file
+        (IB-SM then judges the subnet without that SM)."""
+        return None if sminfo.no_answer(text) else sminfo.parse(text, source)
+
     sms: list[IbSm] = []
     for path in paths:
-        info = problems.parse_file(path, sminfo.parse)
+        info = problems.parse_file(path, reading)
         if info is not None:
             rel = problems.rel(path)
             sms.append(sm_record(info.sm_lid, info.sm_guid, info.priority, info.state, info.activity_count, rel))

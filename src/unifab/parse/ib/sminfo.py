@@ -6,6 +6,13 @@ One line::
 
 The state is SMInfo's SMState: 0 not active, 1 discovering, 2 standby, 3 master. The activity count grows while
 the SM is alive, so two readings a few seconds apart that do not differ mean a stuck (or dead) master.
+
+When no SM answers, sminfo prints no such line, only its failure (stderr, kept with ``2>&1``)::
+
+    ibwarn: [23244] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0)
+    sminfo: iberror: failed: query
+
+:func:`no_answer` tells that reading (no subnet manager, or none at the LID asked) from a file that is not sminfo's.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import dataclass
 from unifab.errors import ParseError, ParseProblems
 from unifab.parse.ib._common import content_lines, parse_guid, skippable
 
-__all__ = ["SM_STATES", "SmInfo", "parse"]
+__all__ = ["SM_STATES", "SmInfo", "no_answer", "parse"]
 
 # SMState value -> the name sminfo prints after the number.
 SM_STATES = {0: "SMINFO_NOTACT", 1: "SMINFO_DISCOVER", 2: "SMINFO_STANDBY", 3: "SMINFO_MASTER"}
@@ -48,6 +55,18 @@ class SmInfo:
     @property
     def is_master(self) -> bool:
         return self.state == 3
+
+
+_FAILED = re.compile(r"sminfo: iberror: (?:\[pid \d+\] )?(?:\w+: )?failed: query")
+
+
+def no_answer(text: str) -> bool:
+    """Whether ``text`` is sminfo's output when no subnet manager answered: its ``iberror: failed: query`` line,
+    with nothing but ``ibwarn:`` lines (and pasted prompts) around it."""
+    lines = [line.strip() for _number, line in content_lines(text) if not skippable(line)]
+    return any(_FAILED.fullmatch(line) for line in lines) and all(
+        _FAILED.fullmatch(line) or line.startswith("ibwarn: ") for line in lines
+    )
 
 
 def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> SmInfo:
