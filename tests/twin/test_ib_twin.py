@@ -69,6 +69,19 @@ def test_mixed_twin_with_every_roce_and_ib_scenario(tmp_path: Path) -> None:
     assert _found(tmp_path / "b") == _pairs(result.truth)
 
 
+def test_ib_affinity_from_ncclS_topology_alone(tmp_path: Path) -> None:
+    """An IB host whose GPU placement is known only from NCCL's topology XML (no ``nvidia-smi topo -m``): the HCA
+    a GPU sits beside comes from the XML's PCI tree, and the misplaced GPU is still the one finding."""
+    result = generate(tmp_path / "b", gpus=128, seed=5, scenarios=("ib-affinity",), fabric="ib")
+    removed = list((tmp_path / "b" / "hosts").glob("*/cmd/nvidia-smi-topo-m.txt"))
+    assert removed
+    for path in removed:
+        path.unlink()
+    fabric = load_bundle(tmp_path / "b")
+    assert all(host.gpus and all(g.nic for g in host.gpus.values()) for host in fabric.hosts.values())
+    assert _found(tmp_path / "b") == _pairs(result.truth) and result.truth["misconfigurations"]
+
+
 @pytest.mark.parametrize("scenario", sorted(IB_SCENARIOS))
 def test_each_ib_scenario_alone(tmp_path: Path, scenario: str) -> None:
     result = generate(tmp_path / "b", gpus=128, seed=5, scenarios=(scenario,), fabric="ib")
