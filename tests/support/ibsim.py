@@ -168,7 +168,7 @@ class IbSim:
         """One opensm sweep (``-o``): LIDs assigned, ports Active."""
         self.run(["opensm", "-o", "-f", str(self.workdir / "osm" / "opensm-once.log")], timeout=60)
 
-    def start_sm(self, priority: int | None = None) -> None:
+    def start_sm(self, priority: int | None = None, config: Path | None = None) -> None:
         """A running opensm (sminfo needs a live SM) whose first sweep is done; stopped with the fabric.
 
         ``SMINFO_MASTER`` comes as soon as opensm enters the master state, before its first sweep has
@@ -178,7 +178,7 @@ class IbSim:
         log = self.workdir / "osm" / "opensm.log"
         with (self.workdir / "osm" / "opensm.out").open("wb") as out:
             self.sm = subprocess.Popen(
-                ["opensm", "-d2", "-f", str(log), *(["-p", str(priority)] if priority is not None else [])],
+                ["opensm", "-d2", "-f", str(log), *_sm_options(priority, config)],
                 env=self.env(),
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -194,16 +194,17 @@ class IbSim:
                 pytest.fail(f"opensm did not become master: {log.read_text(errors='replace')[-2000:]}", pytrace=False)
             time.sleep(0.2)
 
-    def start_standby_sm(self, attach: str, priority: int) -> None:
-        """A second opensm, on node ``attach`` at ``priority``, once it has found the master and entered STANDBY
-        (call :meth:`start_sm` first; an SM that would win the election takes over instead, and this fails)."""
+    def start_standby_sm(self, attach: str, priority: int | None = None, config: Path | None = None) -> None:
+        """A second opensm, on node ``attach`` at ``priority`` (or as its ``config`` file says), once it has found
+        the master and entered STANDBY (call :meth:`start_sm` first; an SM that would win the election takes over
+        instead, and this fails)."""
         workdir = self.workdir / f"osm-{len(self.standbys) + 1}"
         workdir.mkdir()
         env = self.env(attach) | {"OSM_CACHE_DIR": str(workdir), "OSM_TMP_DIR": str(workdir)}
         out_path = workdir / "opensm.out"
         with out_path.open("wb") as out:
             proc = subprocess.Popen(
-                ["opensm", "-d2", "-p", str(priority), "-f", str(workdir / "opensm.log")],
+                ["opensm", "-d2", "-f", str(workdir / "opensm.log"), *_sm_options(priority, config)],
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -234,6 +235,11 @@ class IbSim:
                 return
             time.sleep(0.02)
         pytest.fail(f"ibsim did not take {command!r}:\n{self._log_tail()}", pytrace=False)
+
+
+def _sm_options(priority: int | None, config: Path | None) -> list[str]:
+    """opensm's ``-p`` (priority) and ``-F`` (config file) options, for those given."""
+    return [*(["-p", str(priority)] if priority is not None else []), *(["-F", str(config)] if config else [])]
 
 
 def _stop(proc: subprocess.Popen[bytes], timeout_s: float = 5) -> None:

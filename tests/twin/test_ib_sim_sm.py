@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from unifab.checks.ib import OPENSM_CONF
 from unifab.checks.runner import run_checks
 from unifab.collect.bundle import load_bundle
 from unifab.model import Severity
@@ -47,17 +48,23 @@ def _with_sm_files(twin: Path, work: Path, seen: str, readings: dict[str, str]) 
     return bundle
 
 
-def _with_real_sms(twin: Path, work: Path, master_priority: int, standby_priority: int) -> tuple[Path, list[str]]:
-    """A copy of ``twin`` whose SM files are the real tools' output for two OpenSMs; (that bundle, the two HCAs'
-    host names, master first)."""
+def _with_real_sms(
+    twin: Path, work: Path, priorities: tuple[int, int] | None = None, configs: tuple[Path, Path] | None = None
+) -> tuple[Path, list[str]]:
+    """A copy of ``twin`` whose SM files are the real tools' output for two OpenSMs, started at ``priorities`` or
+    with ``configs`` (their opensm.conf files); (that bundle, the two HCAs' host names, master first)."""
     netfile = (twin / "ib" / "ibsim.net").read_text()
     ids = net_ids(netfile)
     cas = _cas(twin)
     first, second = cas[0], cas[-1]
     assert first.description and second.description and first.ports[0].port_guid and second.ports[0].port_guid
     with ibsim_fabric(work / "sim", netfile, attach=ids[first.description]) as sim:
-        sim.start_sm(priority=master_priority)
-        sim.start_standby_sm(ids[second.description], standby_priority)
+        sim.start_sm(priority=priorities[0] if priorities else None, config=configs[0] if configs else None)
+        sim.start_standby_sm(
+            ids[second.description],
+            priorities[1] if priorities else None,
+            config=configs[1] if configs else None,
+        )
         seen = sim.run(["sminfo"])
         lids = {p.port_guid: p.lid for p in iblinkinfo.parse(sim.run(["iblinkinfo"])).ports if p.port_guid}
         readings = {
@@ -65,8 +72,9 @@ def _with_real_sms(twin: Path, work: Path, master_priority: int, standby_priorit
             for name, ca in (("master", first), ("standby", second))
         }
     master, standby = sminfo.parse(readings["master"]), sminfo.parse(readings["standby"])
-    assert (master.state_name, master.priority) == ("SMINFO_MASTER", master_priority)
-    assert (standby.state_name, standby.priority) == ("SMINFO_STANDBY", standby_priority)
+    assert (master.state_name, standby.state_name) == ("SMINFO_MASTER", "SMINFO_STANDBY")
+    if priorities:
+        assert (master.priority, standby.priority) == priorities
     assert sminfo.parse(seen).sm_guid == master.sm_guid
     bundle = _with_sm_files(twin, work, seen, readings)
     hosts = [(ca.description or "").split()[0] for ca in (first, second)]  # "dgx-001 mlx5_0": the host, then the HCA
@@ -82,7 +90,7 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_two_real_sms_at_one_priority_are_one_warning_naming_both(twin: Path, tmp_path: Path) -> None:
-    bundle, hosts = _with_real_sms(twin, tmp_path, master_priority=5, standby_priority=5)
+    bundle, hosts = _with_real_sms(twin, tmp_path, (5, 5))
     fabric = load_bundle(bundle)
     assert fabric.input_findings == []
     assert fabric.ib is not None and sorted(sm.state for sm in fabric.ib.sms) == ["master", "standby"]
@@ -97,7 +105,7 @@ def test_two_real_sms_at_one_priority_are_one_warning_naming_both(twin: Path, tm
 
 
 def test_a_real_standby_below_the_master_s_priority_finds_nothing(twin: Path, tmp_path: Path) -> None:
-    bundle, _hosts = _with_real_sms(twin, tmp_path, master_priority=10, standby_priority=3)
+    bundle, _hosts = _with_real_sms(twin, tmp_path, (10, 3))
     fabric = load_bundle(bundle)
     assert fabric.ib is not None and sorted(sm.priority for sm in fabric.ib.sms) == [3, 10]
     assert run_checks(fabric) == []
@@ -119,3 +127,26 @@ def test_no_real_sm_answering_is_one_critical_finding(twin: Path, tmp_path: Path
     [finding] = run_checks(fabric)
     assert (finding.check, finding.severity) == ("IB-SM", Severity.CRITICAL)
     assert finding.message.startswith("no subnet manager is master")
+
+
+def test_the_tie_s_fix_applied_to_real_opensm_clears_it(twin: Path, tmp_path: Path) -> None:
+    """The fix's own commands, run for each SM's host (its opensm.conf under the test's directory instead of
+    /etc/opensm), give a config the real opensm runs with; both SMs restarted with theirs, the tie is gone."""
+    bundle, hosts = _with_real_sms(twin, tmp_path / "before", (5, 5))
+    [finding] = run_checks(load_bundle(bundle))
+    fixes = {fix.device: fix.commands for fix in finding.fix}
+    assert sorted(fixes) == sorted(hosts) and all("systemctl restart opensm" in fixes[h] for h in hosts)
+    netfile = (twin / "ib" / "ibsim.net").read_text()
+    configs: list[Path] = []
+    with ibsim_fabric(tmp_path / "apply", netfile) as sim:  # opensm -c writes the running defaults: no SM needed
+        for host in hosts:
+            conf = tmp_path / f"{host}-opensm.conf"
+            for command in fixes[host]:
+                if command.startswith(("test -f", "sed -i")):
+                    sim.run(["sh", "-c", command.replace(OPENSM_CONF, str(conf))])
+            configs.append(conf)
+    assert [c.read_text().count("\nsm_priority ") for c in configs] == [1, 1]
+    after, _ = _with_real_sms(twin, tmp_path / "after", configs=(configs[0], configs[1]))
+    fabric = load_bundle(after)
+    assert fabric.ib is not None and sorted(sm.priority for sm in fabric.ib.sms) == [3, 15]
+    assert run_checks(fabric) == []

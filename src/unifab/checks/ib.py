@@ -209,6 +209,21 @@ def _sm_fix(node: str | None, sm: IbSm, commands: tuple[str, ...]) -> Fix:
     return Fix(node or f"sm:{sm.guid}", commands)
 
 
+OPENSM_CONF = "/etc/opensm/opensm.conf"
+
+
+def _priority_steps(ctx: CheckContext, node: str | None, sm: IbSm, priority: int) -> tuple[str, ...]:
+    """Set an SM's sm_priority: OpenSM on a host through its config file (written with the running defaults
+    first when the host has none), then a restart; an SM elsewhere (a managed switch's) named for its owner."""
+    if node is not None and node in ctx.fabric.hosts:
+        return (
+            f"test -f {OPENSM_CONF} || opensm -c {OPENSM_CONF}  # the defaults, once, to edit",
+            f"sed -i 's/^sm_priority .*/sm_priority {priority}/' {OPENSM_CONF}",
+            "systemctl restart opensm",
+        )
+    return (f"# {OPENSM_CONF} (or the switch's SM settings) on the SM of {sm.guid}: sm_priority {priority}",)
+
+
 def check_sm(ctx: CheckContext) -> Iterator[Finding]:
     """No master SM, two masters, or the deciding SMs tied on priority (the lowest GUID wins the election)."""
     ib = ctx.fabric.ib
@@ -292,9 +307,7 @@ def check_sm(ctx: CheckContext) -> Iterator[Finding]:
                 nodes[sm.guid],
                 sm,
                 (
-                    f"# /etc/opensm/opensm.conf on the SM of {sm.guid}: sm_priority "
-                    f"{15 if sm is winner else max(0, top - 1 - i)}",
-                    "systemctl restart opensm",
+                    *_priority_steps(ctx, nodes[sm.guid], sm, 15 if sm is winner else max(0, top - 1 - i)),
                     f"sminfo {sm.lid}  # priority and state after the restart",
                 ),
             )
