@@ -141,8 +141,10 @@ def _plain_edges(text: str) -> bool:
     """Whether the first and the last line of ``text`` are output (not blank, not a pasted prompt)."""
     newline = text.find("\n")
     first = text if newline < 0 else text[:newline]
-    body = text.rstrip("\r\n")
-    last = body[body.rfind("\n") + 1 :]
+    end = len(text)
+    while end and text[end - 1] in "\r\n":  # no copy of the text: it may be megabytes of CONFIG_DB
+        end -= 1
+    last = text[text.rfind("\n", 0, end) + 1 : end]
     return bool(first.strip()) and bool(last.strip()) and not is_prompt(first) and not is_prompt(last)
 
 
