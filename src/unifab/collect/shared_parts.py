@@ -1,12 +1,14 @@
 """One object for each distinct value of a device's small repeated records.
 
-A switch's ports mostly carry the same queue, headroom and PFC-watchdog settings, and a host's NICs the same
-ETS classes and PCIe link: at 100,000 GPUs that is millions of equal frozen records, each a separate object
-(about a third of a fabric's objects); and every NIC's counters dict spells out the same ~90 counter names
-afresh. Sharing one object per distinct value within a device, and one string per counter name within the
-process (``sys.intern``), keeps memory and the record cache's reads small (a pickle stores a shared object
-once and loads it once). The records are frozen and compare by value, so nothing a check or a report does can
-tell the difference; the mutable containers (a port's ``queues`` dict, a NIC's counters) stay each record's own.
+A switch's ports mostly carry the same queue, headroom and PFC-watchdog settings and the same DSCP/TC/PG/queue
+maps, and a host's NICs the same ETS classes, QoS maps and PCIe link: at 100,000 GPUs that is millions of equal
+records and dicts, each a separate object (at 8,192 GPUs, half the fabric's memory); and every NIC's counters
+dict spells out the same ~90 counter names afresh. Sharing one object per distinct value within a device, and
+one string per counter name within the process (``sys.intern``), keeps memory and the record cache's reads
+small (a pickle stores a shared object once and loads it once). The records are frozen and compare by value,
+and nothing writes into the model's maps once a device is read, so nothing a check or a report does can tell
+the difference. A NIC's counters dict stays its own (its values differ); the ports and NICs dicts of the
+device are rebound in place, record by record.
 """
 
 from __future__ import annotations
