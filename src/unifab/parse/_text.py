@@ -154,8 +154,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def pasted(parse: F) -> F:
     """``parse`` that first blanks the prompt, comment and fence lines a person pasted before and after the output
     (:func:`blank_prompts`, line numbers kept): ``root@gpu01:~# ibv_devinfo`` above a capture, a bare ``leaf1#``
-    below it. Its first argument is the text (bytes pass unchanged: a file read by the bundle reader is output the
-    tool wrote, never a paste)."""
+    below it. Its first argument is the text; bytes pass unchanged (decoding them, and naming a bad byte, is the
+    parser's own job)."""
 
     @functools.wraps(parse)
     def reading(text: object, *args: Any, **kwargs: Any) -> Any:
