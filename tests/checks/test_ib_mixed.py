@@ -5,6 +5,8 @@ and its HCA side by side (the model, and the rail map ``topo export`` writes).""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,26 @@ def test_a_host_shows_its_roce_nics_and_its_hca(mixed: tuple[Path, dict], tmp_pa
         leaves = {e["rdma_dev"]: e["leaf"] for e in entries}
         assert leaves.pop("mlx5_8").startswith("ib-stor-leaf"), host
         assert leaves and all(leaf.startswith("leaf-su") for leaf in leaves.values()), host
+
+
+def test_jobs_map_to_the_fabric_their_nccl_nics_are_on(mixed: tuple[Path, dict], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    """The twin's jobs run NCCL over the RoCE rails; one pointed at the storage HCA runs over InfiniBand, and one
+    that leaves NCCL_IB_HCA unset would open both (NCCL takes every RDMA device)."""
+    root, _ = mixed
+    bundle = tmp_path / "b"
+    shutil.copytree(root, bundle)
+    env = bundle / "scheduler" / "env"
+    (env / "1002.env").write_text(
+        re.sub(r"(?m)^NCCL_IB_HCA=.*$", "NCCL_IB_HCA==mlx5_8:1", (env / "1002.env").read_text())
+    )
+
+    def fabrics() -> dict[str, list[str]]:
+        done = runner.invoke(app, ["jobs", str(bundle), "--format", "json", "-q", "--fail-on", "never"])
+        assert done.exit_code == 0, done.output
+        return {j["job"]: j["checked"]["fabrics"] for j in json.loads(done.stdout)["jobs"]}
+
+    assert fabrics() == {"job:slurm:1001": ["roce"], "job:slurm:1002": ["ib"]}
+    (env / "1001.env").write_text(re.sub(r"(?m)^NCCL_IB_HCA=.*\n", "", (env / "1001.env").read_text()))
+    assert fabrics()["job:slurm:1001"] == ["roce", "ib"]
+    table = runner.invoke(app, ["jobs", str(bundle), "--job", "1002", "-q", "--fail-on", "never"], terminal_width=200)
+    assert "│ IB " in table.stdout and "RoCE" not in table.stdout, table.stdout

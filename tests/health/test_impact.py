@@ -54,6 +54,7 @@ def test_a_clean_job_says_what_was_checked_and_an_unknown_host_is_named(fabric: 
     assert checked == {
         "hosts": 1,
         "hosts_without_data": ["gpu404"],
+        "fabrics": ["roce"],
         "gpus": 8,
         "nics": 2,
         "links": 2,

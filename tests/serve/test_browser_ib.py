@@ -123,6 +123,10 @@ def test_a_person_sees_both_silos(mixed: Served, shots: Path) -> None:
             assert "lid " in page.locator('tr.nic[data-fabric="ib"]').first.inner_text()
 
             jobs = mixed.get("/api/v1/jobs")["items"]
+            # the twin's jobs run NCCL over the RoCE rails (NCCL_IB_HCA names them), not the IB storage HCA
+            assert jobs and all(j["fabrics"] == ["roce"] for j in jobs)
+            page.goto(f"{mixed.url}/jobs")
+            assert page.locator("tr.job td.fabric").all_inner_texts() == ["RoCE"] * len(jobs)
             if jobs:  # a job page opens its findings in the findings table (the job filter)
                 page.goto(f"{mixed.url}/jobs/{jobs[0]['id']}")
                 page.click("#job-findings-table")

@@ -13,17 +13,16 @@ automatic selection too. A NIC whose GID table was not collected (no ``show_gids
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from unifab.checks.context import CheckContext
+from unifab.checks.job_nics import job_uses_nic
 from unifab.checks.link import IB_MTUS, roce_active_mtu
 from unifab.checks.registry import CheckSpec
 from unifab.errors import UsageError
 from unifab.model import Finding, Fix, Gid, Host, Job, Nic, Severity
-from unifab.parse.sched.nccl_env import NcclDeviceList, device_list
 from unifab.render import host_script as hs
 
 __all__ = [
@@ -80,15 +79,7 @@ class _Use:
 
 
 def _selects(job: Job, nic: Nic) -> bool:
-    if job.nccl_ib_hca is None or nic.rdma_dev is None:
-        return True
-    return _hca_list(job.nccl_ib_hca).selects(nic.rdma_dev, 1)
-
-
-@functools.lru_cache(maxsize=1024)
-def _hca_list(raw: str) -> NcclDeviceList:
-    """A job's ``NCCL_IB_HCA`` as NCCL reads it, read once per value (it is asked for every NIC of every job)."""
-    return device_list("NCCL_IB_HCA", raw, [])
+    return nic.rdma_dev is None or job_uses_nic(job, nic)
 
 
 def _uses(jobs: list[Job], nic: Nic) -> list[_Use]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from unifab.checks.context import CheckContext
+from unifab.checks.job_nics import job_fabrics
 from unifab.checks.registry import CheckSpec
 from unifab.errors import UsageError
 from unifab.model import (
@@ -565,24 +566,9 @@ def _listed(ids: list[str], shown: int = 5) -> str:
 
 
 def job_on_ib(fabric: Fabric, job: Job) -> bool:
-    """Whether NCCL runs the job over IB: a host of the job has an IB HCA that NCCL_IB_HCA selects (any IB HCA
-    when the job sets no NCCL_IB_HCA)."""
-    wanted = _hca_names(job.nccl_ib_hca)
-    for host in job.hosts:
-        h = fabric.hosts.get(host)
-        for nic in h.nics.values() if h is not None else ():
-            if nic.fabric != "ib":
-                continue
-            if wanted is None or (nic.rdma_dev or nic.netdev) in wanted:
-                return True
-    return False
-
-
-def _hca_names(value: str | None) -> set[str] | None:
-    """The device names of NCCL_IB_HCA (``=mlx5_0:1,mlx5_1``; a ``^`` exclusion list selects everything else)."""
-    if not value or value.startswith("^"):
-        return None
-    return {item.split(":", 1)[0] for item in value.lstrip("=").split(",") if item}
+    """Whether NCCL runs the job over IB: a host of the job has an IB HCA that NCCL_IB_HCA selects, as NCCL reads
+    the list (:func:`unifab.checks.job_nics.job_uses_nic`; any IB HCA when the job sets no NCCL_IB_HCA)."""
+    return "ib" in job_fabrics(fabric, job)
 
 
 def check_sl(ctx: CheckContext) -> Iterator[Finding]:

@@ -28,11 +28,15 @@ if TYPE_CHECKING:
 
 __all__ = ["JOBS_HELP", "jobs"]
 
+_MIN = {"what": 16}
+_SHORT = {"roce": "RoCE", "ib": "IB"}  # the table's fabric column (the JSON says "roce" / "ib")
+
 JOBS_HELP = """Is it the network? Per job: the incidents and configuration findings on its GPUs, NICs and paths.
 
 A job's network is its hosts, their GPUs and NICs, each NIC's link to its leaf (port and optics), the leaves and
-their ECMP uplinks. Incidents come from the bundle's telemetry (as 'unifab health' finds them), findings from
-every check; a job with neither gets a clean bill listing what was checked.
+their ECMP uplinks; the fabric column says which network its collectives run over (RoCE, InfiniBand or both:
+the NICs its NCCL_IB_HCA selects). Incidents come from the bundle's telemetry (as 'unifab health' finds them),
+findings from every check; a job with neither gets a clean bill listing what was checked.
 
 Example: unifab jobs ./bundle
 
@@ -108,8 +112,9 @@ def _table(verdicts: list[JobVerdict]) -> None:
     from unifab.report.text import cell
 
     table = Table(title=f"unifab jobs: {plural(len(verdicts), 'job')}", show_lines=True)
-    for column in ("job", "hosts", "verdict", "what", "checked"):
-        table.add_column(column, overflow="fold")
+    for column in ("job", "hosts", "fabric", "verdict", "what", "checked"):
+        # the short columns keep their words whole; "what" gets room for one verdict line
+        table.add_column(column, overflow="fold", no_wrap=column in ("fabric", "verdict"), min_width=_MIN.get(column))
     for v in verdicts:
         s = v.scope
         lines = [
@@ -133,5 +138,6 @@ def _table(verdicts: list[JobVerdict]) -> None:
             hosts = hostlist.compress(list(s.hosts), sort=True) if s.hosts else "-"
         except (ValueError, UnifabError):
             hosts = ", ".join(s.hosts)
-        table.add_row(cell(s.job.id), cell(hosts), f"[{colour}]{v.verdict}[/]", "\n".join(lines), checked)
+        fabric = "+".join(_SHORT[k] for k in s.fabrics) or "-"
+        table.add_row(cell(s.job.id), cell(hosts), fabric, f"[{colour}]{v.verdict}[/]", "\n".join(lines), checked)
     console().print(table)

@@ -2,10 +2,14 @@
 
 A job's network (:func:`job_scope`) is its hosts, their GPUs and NICs, each NIC's link to its leaf (the leaf port
 and both optics), the leaves, and those leaves' uplinks: ECMP spreads the job's cross-leaf traffic over all of
-them, so any one of them can slow every collective. :func:`judge_jobs` puts each incident and finding on the jobs
-whose network names one of its entities: an incident *on its hosts* (the job runs where the root cause is) or *on
-its path* (a link or switch its traffic crosses), a finding at or above the severity asked for, and the rest
-listed as notes. A job with none of the first two gets a clean bill that says what was looked at.
+them, so any one of them can slow every collective. On hosts with NICs on two fabrics (a RoCE backend beside an
+InfiniBand storage network, say) the scope names the fabrics the job's collectives run over (``fabrics``: the kinds
+of the NICs its ``NCCL_IB_HCA`` selects) and keeps all of its NICs: storage traffic stalls a job too.
+
+:func:`judge_jobs` puts each incident and finding on the jobs whose network names one of its entities: an incident
+*on its hosts* (the job runs where the root cause is) or *on its path* (a link or switch its traffic crosses), a
+finding at or above the severity asked for, and the rest listed as notes. A job with none of the first two gets a
+clean bill that says what was looked at.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from unifab.checks.job_nics import job_fabrics
 from unifab.health.localize import Incident
 from unifab.model import Fabric, Finding, Job, Link, Severity, host_id, port_id, switch_id
 
@@ -30,11 +35,14 @@ class JobScope:
     leaves: tuple[str, ...]
     uplinks: tuple[str, ...]  # the leaves' links to other switches (ECMP)
     entities: frozenset[str]
+    # the fabrics its collectives run over: the kinds (roce, ib) of the NICs NCCL uses (checks.job_nics)
+    fabrics: tuple[str, ...] = ()
 
     def checked(self) -> dict[str, object]:
         return {
             "hosts": len(self.hosts),
             "hosts_without_data": list(self.missing),
+            "fabrics": list(self.fabrics),
             "gpus": len(self.gpus),
             "nics": len(self.nics),
             "links": len(self.links),
@@ -107,6 +115,7 @@ def job_scope(fabric: Fabric, job: Job, link_of: dict[str, list[Link]] | None = 
         tuple(sorted(leaves)),
         tuple(sorted(uplinks)),
         frozenset(entities),
+        job_fabrics(fabric, job),
     )
 
 

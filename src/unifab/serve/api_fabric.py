@@ -102,6 +102,7 @@ class JobSummary(TypedDict):
     id: str
     name: str | None
     hosts: int
+    fabrics: list[str]  # the fabrics its collectives run over: the kinds (roce, ib) of the NICs NCCL_IB_HCA selects
     by_severity: dict[str, int]
     verdict: Verdict
 
@@ -122,6 +123,7 @@ class JobDetail(TypedDict):
     id: str
     name: str | None
     hosts: list[str]
+    fabrics: list[str]
     by_severity: dict[str, int]
     verdict: Verdict
     job: dict[str, Any]  # the library's Job model

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 from unifab.api import Fabric, Finding, FindingDoc
 from unifab.checks.context import CheckContext
+from unifab.checks.job_nics import job_fabrics
 from unifab.checks.runner import scope_to_job
 from unifab.jsonify import to_jsonable
 from unifab.model import Job, Link, Nic, Port
@@ -219,6 +220,7 @@ class FabricIndex:
             "id": job.id,
             "name": job.name,
             "hosts": len(job.hosts),
+            "fabrics": list(job_fabrics(self.fabric, job)),
             "by_severity": severity_counts(found),
             "verdict": job_verdict(found),
         }
