@@ -136,3 +136,34 @@ def test_a_bad_job_record_costs_that_job_and_names_the_job_checks(tmp_path: Path
     assert finding.subject["line"] == "3" and finding.evidence["checks"] == list(checks_for("scheduler/squeue.txt"))
     assert "QOS-JOB-TC" in finding.message and "TOPO-NCCL-HCA" in finding.message
     assert finding.message.startswith("scheduler/squeue.txt:3: expected a squeue state code")  # not "expected" twice
+
+
+def test_a_bad_pod_costs_its_job_not_the_pod_list(tmp_path: Path) -> None:
+    from unifab.collect.scheduler import load_jobs
+
+    sched = tmp_path / "scheduler"
+    sched.mkdir()
+
+    def pod(name: str, job: str, node: str, gpus: object) -> dict[str, object]:
+        return {
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ml", "labels": {"job-name": job}},
+            "spec": {
+                "nodeName": node,
+                "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+            },
+            "status": {"phase": "Running"},
+        }
+
+    pods = [pod("a-0", "a", "gpu01", 8), pod("b-0", "b", "gpu02", 8), pod("b-1", "b", "gpu03", "all")]
+    (sched / "pods.json").write_text(json.dumps({"kind": "PodList", "items": pods}))
+    root = as_source_path(tmp_path)
+    problems = Problems(root)
+    jobs = load_jobs(root / "scheduler", problems)
+    assert sorted(jobs) == ["job:k8s:ml/a"] and jobs["job:k8s:ml/a"].hosts == ("gpu01",)
+    (finding,) = problems.findings
+    assert finding.check == "INPUT-PARTIAL" and finding.subject["skipped"] == "job ml/b (pod b-1)"
+    assert finding.evidence["checks"] == list(checks_for("scheduler/pods.json"))
+    assert finding.message.startswith(
+        "scheduler/pods.json [items[2].spec.containers[0].resources.limits.nvidia.com/gpu]"
+    )

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.sched.k8s_pods import parse
+from unifab.parse.sched.slurm_jobs import Job
 
 GoldenCheck = Callable[[Path, object], None]
 GOLDEN = Path(__file__).parent / "golden"
@@ -324,3 +325,58 @@ def test_truncated_list_raises_only_parse_errors() -> None:
                 parse(text[:cut], "cut")
             except ParseError as exc:
                 assert exc.source == "cut" and exc.expected
+
+
+# --- read in part ---------------------------------------------------------------------------------
+
+
+def _lenient(doc: dict[str, Any]) -> tuple[tuple[Job, ...], ParseProblems]:
+    log = ParseProblems("pods.json")
+    return parse(json.dumps(doc), "pods.json", log), log
+
+
+def test_a_bad_pod_costs_its_job_and_the_other_jobs_read_as_unharmed() -> None:
+    doc = pod_list()
+    doc["items"][1]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "eight"
+    with pytest.raises(ParseError) as strict:
+        parse(json.dumps(doc), "pods.json")
+    assert strict.value.key == "items[1].spec.containers[0].resources.limits.nvidia.com/gpu"
+    got, log = _lenient(doc)
+    (problem,) = log.problems
+    assert problem.key == strict.value.key and "whole GPU count" in problem.expected
+    assert problem.skipped == "job team-llm/nccl-tests-allreduce (pod nccl-tests-allreduce-7xq2p)"
+    assert got == tuple(j for j in parse(PODS_JSON) if j.id != "k8s:team-llm/nccl-tests-allreduce")
+
+
+def test_a_bad_pod_costs_every_pod_of_its_job() -> None:
+    """A job read from some of its pods would look smaller than it is: fewer nodes, no env conflict."""
+    doc = pod_list()
+    doc["items"][3]["spec"]["containers"][0]["env"][0] = {"value": "106"}  # worker-1 of llama: no 'name'
+    got, log = _lenient(doc)
+    (problem,) = log.problems
+    assert problem.key == "items[3].spec.containers[0].env[0].name"
+    assert problem.skipped == "job team-llm/llama-70b-ft (pod llama-70b-ft-worker-1)"
+    whole = parse(PODS_JSON)
+    assert got == whole[1:] and [j.id for j in got] == ["k8s:team-llm/nccl-tests-allreduce", "k8s:default/debug-shell"]
+
+
+def test_a_pod_that_does_not_say_its_job_costs_only_itself() -> None:
+    doc = pod_list()
+    doc["items"][4]["metadata"] = ["not", "an", "object"]
+    got, log = _lenient(doc)
+    (problem,) = log.problems
+    assert (problem.key, problem.skipped) == ("items[4].metadata", "the pod at items[4]")
+    assert got == parse(PODS_JSON)[:2]
+    doc["items"][2]["kind"] = "Service"  # a List may hold other kinds: that item only (its job named by its labels)
+    got, log = _lenient(doc)
+    assert [p.key for p in log.problems] == ["items[2].kind", "items[4].metadata"]
+    assert [j.id for j in got] == ["k8s:team-llm/nccl-tests-allreduce"]
+
+
+def test_pods_that_are_all_bad_are_refused() -> None:
+    doc = pod_list()
+    for item in doc["items"]:
+        item["status"] = "Running"
+    with pytest.raises(ParseError) as info:
+        _lenient(doc)
+    assert info.value.key == "items[0].status"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse.sched.slurm_nodes import Node, normalize_state, parse
 
 GoldenCheck = Callable[[Path, object], None]
@@ -241,3 +241,94 @@ def test_truncated_samples_raise_only_parse_errors(samples: Path, sample: str) -
             assert exc.source == "cut" and exc.expected
             if exc.line is not None:
                 assert 1 <= exc.line <= text[:cut].count("\n") + 1
+
+
+# --- read in part ---------------------------------------------------------------------------------
+
+
+def _lenient(text: str) -> tuple[tuple[Node, ...], ParseProblems]:
+    log = ParseProblems("sample")
+    return parse(text, "sample", log), log
+
+
+def _corrupt(text: str, match: str, old: str, new: str) -> tuple[str, int]:
+    """``text`` with ``old`` replaced by ``new`` on the first line holding ``match``, and that line's number."""
+    lines = text.split("\n")
+    i = next(i for i, raw in enumerate(lines) if match in raw)
+    lines[i] = lines[i].replace(old, new, 1)
+    return "\n".join(lines), i + 1
+
+
+@pytest.mark.parametrize(
+    ("sample", "match", "old", "new", "needle"),
+    [
+        ("slurm_scontrol_show_node_oneliner.txt", "dgx-h100-003", "State=ALLOCATED", "State=ALLOC?TED", "state word"),
+        ("slurm_sinfo_Nl.txt", "dgx-h100-003", "allocated", "alloc?ted", "state word"),
+        ("slurm_sinfo_Nl.txt", "dgx-h100-003", "  1   (null)", "", "columns"),
+    ],
+)
+def test_a_bad_text_entry_costs_that_node(
+    samples: Path, sample: str, match: str, old: str, new: str, needle: str
+) -> None:
+    text = (samples / S / sample).read_text()
+    broken, line = _corrupt(text, match, old, new)
+    with pytest.raises(ParseError) as strict:
+        parse(broken, "sample")
+    assert strict.value.line == line and needle in strict.value.expected
+    got, log = _lenient(broken)
+    (problem,) = log.problems
+    assert (problem.line, problem.skipped, problem.expected) == (line, "node dgx-h100-003", strict.value.expected)
+    assert got == tuple(n for n in parse(text) if n.name != "dgx-h100-003")
+
+
+def test_a_stray_line_in_a_scontrol_record_costs_that_node(samples: Path) -> None:
+    one = (samples / S / "slurm_scontrol_show_node_oneliner.txt").read_text().split("\n")[0]
+    drained = (samples / S / "slurm_scontrol_show_node_drained.txt").read_text()
+    text = f"{one}\n\n{drained}"  # two records as one run prints them
+    broken, line = _corrupt(text, "   Gres=gpu:h100:8", "   Gres", "\x01 Gres")
+    got, log = _lenient(broken)
+    (problem,) = log.problems
+    assert (problem.line, problem.skipped) == (
+        line,
+        "node dgx-h100-006",
+    ) and "indented continuation" in problem.expected
+    assert got == parse(one)
+
+
+def test_a_bad_sinfo_row_costs_its_nodes_in_every_partition() -> None:
+    """A node whose row in one partition cannot be read is left out, not read with that partition missing."""
+    text = (
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+        "gpu*         up 2-00:00:00      4  alloc dgx-h100-[001-004]\n"
+        "gpu*         up 2-00:00:00      1  dr?in dgx-h100-006\n"
+        "debug        up      30:00      2   idle dgx-h100-[005-006]\n"
+        "\x01 garbled \x01\n"
+    )
+    got, log = _lenient(text)
+    assert [(p.line, p.skipped) for p in log.problems] == [(3, "node dgx-h100-006"), (5, "line 5")]
+    assert [n.name for n in got] == [f"dgx-h100-00{i}" for i in range(1, 6)]
+    assert {n.name: n.partitions for n in got}["dgx-h100-005"] == ("debug",)
+
+
+def test_a_bad_json_node_costs_that_node(samples: Path) -> None:
+    text = (samples / S / "slurm_sinfo.json").read_text()
+    doc = json.loads(text)
+    doc["nodes"][2]["state"] = 7
+    with pytest.raises(ParseError) as strict:
+        parse(json.dumps(doc), "sample")
+    assert strict.value.key == "nodes[2].state"
+    got, log = _lenient(json.dumps(doc))
+    (problem,) = log.problems
+    assert (problem.key, problem.skipped) == ("nodes[2].state", "node dgx-h100-003")
+    assert got == tuple(n for n in parse(text) if n.name != "dgx-h100-003")
+    doc["nodes"][4]["name"] = None
+    got, log = _lenient(json.dumps(doc))
+    assert [p.skipped for p in log.problems] == ["node dgx-h100-003", "the node at nodes[4]"]
+    assert len(got) == 4
+
+
+@pytest.mark.parametrize("sample", ["slurm_sinfo_R.txt", "slurm_scontrol_show_node_drained.txt"])
+def test_output_whose_every_node_is_bad_is_refused(samples: Path, sample: str) -> None:
+    text = (samples / S / sample).read_text().replace("IDLE+DRAIN", "IDLE+DR?IN").replace("2026-11-30T02", "soon")
+    with pytest.raises(ParseError):
+        _lenient(text)

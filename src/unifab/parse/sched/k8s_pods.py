@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from unifab.errors import ParseError, YamlError, load_yaml
+from unifab.errors import ParseError, ParseProblems, YamlError, load_yaml
 from unifab.parse._json import child, json_list, json_object, type_name
 from unifab.parse._text import pasted
 from unifab.parse.sched._common import load_json, opt_str
@@ -266,9 +266,41 @@ def _job(g: _Group) -> Job:
     )
 
 
+def _identity(item: object) -> tuple[str, str, str | None]:
+    """The namespace, pod name and group (job name) of a pod as far as they read, without raising: so a pod that
+    cannot be read still names the job it costs."""
+    meta = item.get("metadata") if isinstance(item, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+
+    def text(o: object, key: str) -> str | None:
+        value = o.get(key) if isinstance(o, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    name = text(meta, "name") or ""
+    labels = meta.get("labels")
+    group = next((g for label in GROUP_LABELS if (g := text(labels, label))), None)
+    refs = meta.get("ownerReferences")
+    if group is None and isinstance(refs, list):
+        group = next((text(r, "name") for r in refs if isinstance(r, dict) and r.get("controller") is True), None)
+    return text(meta, "namespace") or "default", name, group or name or None
+
+
 @pasted
-def parse(text: str, source: str = "<input>") -> tuple[Job, ...]:
-    """Jobs from ``kubectl get pods -o json|yaml`` (pods grouped by job label, see the module docstring)."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Job, ...]:
+    """Jobs from ``kubectl get pods -o json|yaml`` (pods grouped by job label, see the module docstring).
+
+    With ``problems`` a pod that cannot be read costs its job (all its pods: a job read from some of them would
+    look smaller than it is), named by the job and the pod's key path; when the pod does not say its job, only
+    the pod is left out. The other jobs read as in an unharmed file. Output whose every pod is bad is refused.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
+    jobs = _parse(text, source, log)
+    if not jobs and log.problems:
+        raise log.problems[0].error()
+    return jobs
+
+
+def _parse(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:
     if not text.strip():
         raise ParseError(source, "expected kubectl get pods output, got empty text", line=1)
     top = json_object(_load(text, source), "", source)
@@ -281,12 +313,19 @@ def parse(text: str, source: str = "<input>") -> tuple[Job, ...]:
     else:
         raise ParseError(source, "expected a PodList ('items') or a Pod (kind: Pod)", key="items")
     groups: dict[tuple[str, str], _Group] = {}
+    spoiled: set[tuple[str, str]] = set()  # jobs a pod that cannot be read belongs to
     for i, raw in enumerate(items):
         path = child(base, i) if base else ""
-        item = json_object(raw, path, source)
-        item_kind = item.get("kind")
-        if item_kind not in (None, "Pod"):
-            raise ParseError(source, f"expected kind Pod, got {item_kind!r}", key=child(path, "kind"))
-        namespace, name, pod = _pod(item, path, source)
-        groups.setdefault((namespace, name), _Group(namespace, name)).pods.append(pod)
-    return tuple(_job(g) for g in groups.values())
+        namespace, pod_name, group = _identity(raw)
+        at = f"the pod at {path or 'the top'}"
+        what = f"job {namespace}/{group} ({f'pod {pod_name}' if pod_name else at})" if group else at
+        with log.skipping(what) as read:
+            item = json_object(raw, path, source)
+            item_kind = item.get("kind")
+            if item_kind not in (None, "Pod"):
+                raise ParseError(source, f"expected kind Pod, got {item_kind!r}", key=child(path, "kind"))
+            key_namespace, key_name, pod = _pod(item, path, source)
+            groups.setdefault((key_namespace, key_name), _Group(key_namespace, key_name)).pods.append(pod)
+        if read.failed and group:
+            spoiled.add((namespace, group))
+    return tuple(_job(g) for key, g in groups.items() if key not in spoiled)

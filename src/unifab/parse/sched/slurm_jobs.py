@@ -294,11 +294,12 @@ def _parse_json(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:
 _WORD_START = re.compile(r"\w")
 
 
-def _records(
-    lines: list[tuple[int, str]], lead: str, source: str, log: ParseProblems | None = None
+def scontrol_records(
+    lines: list[tuple[int, str]], lead: str, source: str, log: ParseProblems | None = None, noun: str = "job"
 ) -> list[list[tuple[int, str]]]:
     """Group lines into records: each starts with ``lead`` at column 0 (one line each with ``-o``), its
-    continuation lines are indented and start with a word (``Key=Value``, ``NtasksPerTRES:0``).
+    continuation lines are indented and start with a word (``Key=Value``, ``NtasksPerTRES:0``). ``noun``
+    names a record in a problem (``job 1234``, ``node gpu01``: see :func:`record_name`).
 
     With a lenient ``log`` a line that is neither costs the record it falls in: the one it interrupts (the
     line before it is that record's and the record runs on past it), else a record of its own with the indented
@@ -324,7 +325,7 @@ def _records(
             inside = records and previous.strip() and (len(records[-1]) > 1 or after[:1] in (" ", "\t"))
             if inside:
                 first = records[-1][0][1]
-                log.record(error, _record_name(first, lead, records[-1][0][0]))
+                log.record(error, record_name(first, lead, records[-1][0][0], noun))
                 bad.add(len(records) - 1)
             else:
                 log.record(error, f"the record at line {number}")
@@ -334,10 +335,10 @@ def _records(
     return [r for i, r in enumerate(records) if i not in bad]
 
 
-def _record_name(first: str, lead: str, number: int) -> str:
+def record_name(first: str, lead: str, number: int, noun: str = "job") -> str:
     """``job 1234`` for a record whose first line reads ``JobId=1234 ...``, else the record by its line."""
     word = first.removeprefix(lead).split(" ", 1)[0] if first.startswith(lead) else ""
-    return f"job {word}" if word else f"the record at line {number}"
+    return f"{noun} {word}" if word else f"the record at line {number}"
 
 
 def scontrol_pairs(record: list[tuple[int, str]], rest_of_line: frozenset[str], source: str) -> list[Pair]:
@@ -416,8 +417,8 @@ def _scontrol_job(record: list[tuple[int, str]], source: str) -> Job:
 
 def _parse_scontrol(lines: list[tuple[int, str]], source: str, log: ParseProblems) -> tuple[Job, ...]:
     jobs: list[Job] = []
-    for record in _records(lines, "JobId=", source, None if log.is_strict else log):
-        with log.skipping(_record_name(record[0][1], "JobId=", record[0][0])):
+    for record in scontrol_records(lines, "JobId=", source, None if log.is_strict else log):
+        with log.skipping(record_name(record[0][1], "JobId=", record[0][0])):
             jobs.append(_scontrol_job(record, source))
     return tuple(jobs)
 

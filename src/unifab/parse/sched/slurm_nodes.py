@@ -24,9 +24,9 @@ lower-cased.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, json_object
 from unifab.parse._text import pasted
 from unifab.parse.sched import hostlist
@@ -39,7 +39,7 @@ from unifab.parse.sched._common import (
     opt_str_list,
     text_time,
 )
-from unifab.parse.sched.slurm_jobs import scontrol_pairs
+from unifab.parse.sched.slurm_jobs import record_name, scontrol_pairs, scontrol_records
 
 __all__ = ["STATE_SUFFIXES", "STATE_WORDS", "Node", "normalize_state", "parse"]
 
@@ -171,7 +171,7 @@ def _json_node(n: dict[str, object], path: str, source: str) -> Node:
     )
 
 
-def _parse_json(text: str, source: str) -> tuple[Node, ...]:
+def _parse_json(text: str, source: str, log: ParseProblems) -> tuple[Node, ...]:
     top = json_object(load_json(text, source), "", source)
     if "nodes" not in top:
         if "sinfo" in top:
@@ -179,10 +179,13 @@ def _parse_json(text: str, source: str) -> tuple[Node, ...]:
                 source, "expected 'nodes'; the grouped 'sinfo' shape (23.11+) is not supported", key="sinfo"
             )
         raise ParseError(source, "expected the top-level key 'nodes' (sinfo --json, slurmrestd nodes)", key="nodes")
-    nodes = json_list(top["nodes"], "nodes", source)
-    return tuple(
-        _json_node(json_object(n, child("nodes", i), source), child("nodes", i), source) for i, n in enumerate(nodes)
-    )
+    out: list[Node] = []
+    for i, n in enumerate(json_list(top["nodes"], "nodes", source)):
+        where = child("nodes", i)
+        name = n.get("name") if isinstance(n, dict) else None
+        with log.skipping(f"node {name}" if isinstance(name, str) and name else f"the node at {where}"):
+            out.append(_json_node(json_object(n, where, source), where, source))
+    return tuple(out)
 
 
 # --- scontrol show node ---------------------------------------------------------------------------
@@ -216,20 +219,12 @@ def _scontrol_node(record: list[tuple[int, str]], source: str) -> Node:
     )
 
 
-def _records(lines: list[tuple[int, str]], source: str) -> list[list[tuple[int, str]]]:
-    records: list[list[tuple[int, str]]] = []
-    for number, raw in lines:
-        if raw.startswith("NodeName="):
-            records.append([(number, raw)])
-        elif not raw.strip():
-            continue
-        elif records and raw[:1] in " \t":
-            records[-1].append((number, raw))
-        else:
-            raise ParseError(
-                source, "expected a line starting with 'NodeName=' or an indented continuation", line=number
-            )
-    return records
+def _parse_scontrol(lines: list[tuple[int, str]], source: str, log: ParseProblems) -> tuple[Node, ...]:
+    nodes: list[Node] = []
+    for record in scontrol_records(lines, "NodeName=", source, None if log.is_strict else log, noun="node"):
+        with log.skipping(record_name(record[0][1], "NodeName=", record[0][0], "node")):
+            nodes.append(_scontrol_node(record, source))
+    return tuple(nodes)
 
 
 # --- sinfo tables ---------------------------------------------------------------------------------
@@ -247,7 +242,7 @@ class _Acc:
     partitions: list[str]
 
 
-def _parse_sinfo(lines: list[tuple[int, str]], source: str) -> tuple[Node, ...]:
+def _parse_sinfo(lines: list[tuple[int, str]], source: str, log: ParseProblems) -> tuple[Node, ...]:
     if _DATE_LINE.match(lines[0][1].strip()):
         lines = lines[1:]  # sinfo -l prints the time first
         if not lines:
@@ -259,61 +254,100 @@ def _parse_sinfo(lines: list[tuple[int, str]], source: str) -> tuple[Node, ...]:
         raise ParseError(source, "expected a sinfo header with a NODELIST or HOSTNAMES column", line=header_line)
     if "REASON" in names[1:-1]:
         raise ParseError(source, "expected REASON as the first or the last sinfo column", line=header_line)
-    width = len(names)
     nodes: dict[str, _Acc] = {}
+    spoiled: set[str] = set()  # nodes a bad row names: left out whole, not read from their other rows
     for number, raw in lines[1:]:
-        text = raw.strip()
-        parts = text.rsplit(None, width - 1) if names[0] == "REASON" else text.split(None, width - 1)
-        if len(parts) != width:
-            raise ParseError(source, f"expected {width} columns ({' '.join(names)}), got {len(parts)}", line=number)
-        cells = dict(zip(names, parts, strict=True))
-        hosts = hostlist.expand(cells[node_column], source, line=number)
-        state_raw = cells.get("STATE", "")
-        state = normalize_state(state_raw, source, line=number) if state_raw else frozenset()
-        partition = cells.get("PARTITION", "").rstrip("*")
-        time = text_time(cells.get("TIMESTAMP"), source, number) if "TIMESTAMP" in cells else None
+        try:
+            hosts, acc = _sinfo_row(number, raw, names, node_column, source)
+        except ParseError as exc:  # named here, so a row that reads costs no second look at its node cell
+            cell, named = _row_nodes(raw, names, names.index(node_column), source)
+            log.record(exc, f"line {number}" if not named else f"node{'s' if len(named) > 1 else ''} {cell}")
+            spoiled.update(named)
+            continue
+        partition = acc.partitions[0] if acc.partitions else ""
         for host in hosts:
-            acc = nodes.get(host)
-            if acc is None:
-                acc = nodes[host] = _Acc(
-                    state,
-                    state_raw,
-                    null(cells.get("REASON")),
-                    null(cells.get("USER")),
-                    time,
-                    null(cells.get("GRES")),
-                    null(cells.get("GRES_USED")),
-                    [],
-                )
-            if partition and partition not in acc.partitions:
-                acc.partitions.append(partition)
+            known = nodes.setdefault(host, replace(acc, partitions=[]))
+            if partition and partition not in known.partitions:
+                known.partitions.append(partition)
     return tuple(
         Node(name, a.state, a.state_raw, a.reason, a.user, a.time, a.gres, a.gres_used, tuple(a.partitions))
         for name, a in nodes.items()
+        if name not in spoiled
     )
+
+
+def _row_nodes(raw: str, names: list[str], at: int, source: str) -> tuple[str, tuple[str, ...]]:
+    """The node cell of a row and the nodes it names, told even when another cell is bad: the cells on the side
+    away from REASON (the one column that holds spaces) hold one word each. ``("", ())`` when it cannot tell."""
+    words = raw.split()
+    index = at - len(names) if names[0] == "REASON" else at
+    if not -len(words) <= index < len(words):
+        return "", ()
+    try:
+        hosts = hostlist.expand(words[index], source)
+    except ParseError:
+        return "", ()
+    return (words[index], hosts) if all(_NAME.match(h) for h in hosts) else ("", ())
+
+
+def _sinfo_row(number: int, raw: str, names: list[str], node_column: str, source: str) -> tuple[tuple[str, ...], _Acc]:
+    """The nodes of one sinfo row and what the row says of them (``partitions``: the row's own, if any)."""
+    width = len(names)
+    text = raw.strip()
+    parts = text.rsplit(None, width - 1) if names[0] == "REASON" else text.split(None, width - 1)
+    if len(parts) != width:
+        raise ParseError(source, f"expected {width} columns ({' '.join(names)}), got {len(parts)}", line=number)
+    cells = dict(zip(names, parts, strict=True))
+    hosts = hostlist.expand(cells[node_column], source, line=number)
+    state_raw = cells.get("STATE", "")
+    partition = cells.get("PARTITION", "").rstrip("*")
+    acc = _Acc(
+        normalize_state(state_raw, source, line=number) if state_raw else frozenset(),
+        state_raw,
+        null(cells.get("REASON")),
+        null(cells.get("USER")),
+        text_time(cells.get("TIMESTAMP"), source, number) if "TIMESTAMP" in cells else None,
+        null(cells.get("GRES")),
+        null(cells.get("GRES_USED")),
+        [partition] if partition else [],
+    )
+    return hosts, acc
 
 
 # --- entry point ----------------------------------------------------------------------------------
 
 
 @pasted
-def parse(text: str, source: str = "<input>") -> tuple[Node, ...]:
-    """Nodes from sinfo/slurmrestd JSON, ``scontrol show node`` or sinfo text (detected from the text)."""
+def parse(text: str, source: str = "<input>", problems: ParseProblems | None = None) -> tuple[Node, ...]:
+    """Nodes from sinfo/slurmrestd JSON, ``scontrol show node`` or sinfo text (detected from the text).
+
+    With ``problems`` a node entry that cannot be read costs that node (named by its name and line or key; a
+    sinfo row costs the nodes it names, also where other rows list them); the other nodes are read. Output
+    whose every entry is bad is still refused.
+    """
+    log = problems if problems is not None else ParseProblems.strict(source)
+    nodes = _parse(text, source, log)
+    if not nodes and log.problems:
+        raise log.problems[0].error()
+    return nodes
+
+
+def _parse(text: str, source: str, log: ParseProblems) -> tuple[Node, ...]:
     stripped = text.lstrip()
     if not stripped:
         raise ParseError(source, "expected Slurm node output, got empty text", line=1)
     if stripped[0] in "{[":
-        return _parse_json(text, source)
+        return _parse_json(text, source, log)
     lines = [(n, raw.rstrip("\r")) for n, raw in enumerate(text.split("\n"), start=1)]
     content = [(n, raw) for n, raw in lines if raw.strip()]
     first_line, first = content[0]
     if first.strip() == "No nodes in the system" and len(content) == 1:
         return ()
     if first.startswith("NodeName="):
-        return tuple(_scontrol_node(r, source) for r in _records(lines, source))
+        return _parse_scontrol(lines, source, log)
     words = set(first.split()) | (set(content[1][1].split()) if len(content) > 1 else set())
     if words & {"NODELIST", "HOSTNAMES"}:
-        return _parse_sinfo(content, source)
+        return _parse_sinfo(content, source, log)
     raise ParseError(
         source,
         "expected sinfo --json/slurmrestd JSON, 'scontrol show node' (NodeName=...) or a sinfo header (NODELIST ...)",
