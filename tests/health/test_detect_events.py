@@ -185,3 +185,31 @@ def test_pairs_across_leaves_need_several_near_nics_and_far_leaves() -> None:
     assert nccl_errors(nccl(two_leaves), f, Thresholds(), 0.0) == []
     two_pairs = [warn("gpu001", "10.0.1.1", "10.0.2.2"), warn("gpu003", "10.0.3.1", "10.0.4.3")]
     assert nccl_errors(nccl(two_pairs), f, Thresholds(), 0.0) == []
+
+
+def _timed(text: str, when: float | None) -> ModuleRecord:
+    return dataclasses.replace(module(text), time=when)
+
+
+def test_readings_over_rounds_date_the_alarm_and_count_its_run(samples: Path) -> None:
+    """Rounds at 100 (clean), 200 and 300 (rx power under the low alarm), and the bundle's own reading (no time,
+    judged at the series' end, 400) still under it: the alarm started at 200 and lasted 3 readings."""
+    clean = (samples / SR4).read_text()
+    dark = clean.replace(RX2, RX2.replace("0.9798 mW / -0.09", "0.0300 mW / -15.23"))
+    records = [_timed(dark, None), _timed(dark, 300.0), _timed(clean, 100.0), _timed(dark, 200.0)]
+    [symptom] = optics(records, Thresholds(), 400.0)
+    assert (symptom.start, symptom.end, symptom.intervals, symptom.counter) == (200.0, 400.0, 3, "dom alarm")
+    assert symptom.notes[-1] == "beyond its levels in the last 3 of 4 readings"
+
+
+def test_an_alarm_that_cleared_in_a_later_round_is_quiet(samples: Path) -> None:
+    clean = (samples / SR4).read_text()
+    dark = clean.replace(RX2, RX2.replace("0.9798 mW / -0.09", "0.0300 mW / -15.23"))
+    assert optics([_timed(dark, 100.0), _timed(clean, 200.0)], Thresholds(), 300.0) == []
+    # a warning that became an alarm is one run: it started with the warning
+    warn = clean.replace(RX2, RX2.replace("0.9798 mW / -0.09", "0.0800 mW / -10.97"))
+    [symptom] = optics([_timed(warn, 100.0), _timed(dark, 200.0)], Thresholds(), 300.0)
+    assert (symptom.start, symptom.counter, symptom.intervals) == (100.0, "dom alarm", 2)
+    # with warnings off, only the alarm counts
+    [symptom] = optics([_timed(warn, 100.0), _timed(dark, 200.0)], Thresholds(optics_warnings=False), 300.0)
+    assert (symptom.start, symptom.intervals) == (200.0, 1)

@@ -79,3 +79,48 @@ def test_wall_time_reads_the_log_time_formats(text: str, expected: str) -> None:
 
 def test_wall_time_without_a_usable_time_is_none() -> None:
     assert wall_time(None) is None and wall_time("Feb23 16:24") is None and wall_time("Feb 23 16:24:18") is None
+
+
+def test_each_rounds_module_reading_is_dated_by_its_round(tmp_path: Path, fabric: Fabric, samples: Path) -> None:
+    """``telemetry/rounds/<t>/hosts/<host>/cmd/ethtool-m/<netdev>.txt``: one reading per round, at ``t``; a host or
+    NIC the bundle does not have is not read, and a file that does not parse is a problem naming its round."""
+    sr4 = (samples / "host/ethtool_m_qsfp28_100g_sr4_mellanox_cumulus.txt").read_text()
+    write(tmp_path, "hosts/gpu001/cmd/ethtool-m/eth0.txt", sr4)
+    for when in ("1764547200", "1764547260.5"):
+        write(tmp_path, f"telemetry/rounds/{when}/hosts/gpu001/cmd/ethtool-m/eth0.txt", sr4)
+    write(tmp_path, "telemetry/rounds/1764547260.5/hosts/gpu001/cmd/ethtool-m/eth7.txt", sr4)  # no such NIC
+    write(tmp_path, "telemetry/rounds/1764547260.5/hosts/gpu404/cmd/ethtool-m/eth0.txt", sr4)  # no such host
+    write(tmp_path, "telemetry/rounds/1764547320/hosts/gpu001/cmd/ethtool-m/eth1.txt", "not a module\n")
+    events = read_events(as_source_path(tmp_path), fabric)
+    assert [(m.netdev, m.time) for m in events.modules] == [
+        ("eth0", None),  # the bundle's own reading first, then the rounds in time order
+        ("eth0", 1764547200.0),
+        ("eth0", 1764547260.5),
+    ]
+    [problem] = events.problems
+    assert problem.startswith("telemetry/rounds/1764547320/hosts/gpu001/cmd/ethtool-m/eth1.txt")
+    assert events.files == 3
+
+
+def test_an_optic_that_went_dark_between_rounds_is_one_incident_from_that_round(
+    tmp_path: Path, fabric: Fabric, samples: Path
+) -> None:
+    """Through the engine: the rounds' readings date the optic's incident (from the first dark round), and the
+    replay raises it at that round, not at the end of the telemetry."""
+    from unifab.health.engine import read_bundle_series, run_health
+    from unifab.health.replay import replay
+
+    clean = (samples / "host/ethtool_m_qsfp28_100g_sr4_mellanox_cumulus.txt").read_text()
+    rx2 = "Rcvr signal avg optical power(Channel 2)  : 0.9798 mW / -0.09 dBm"
+    dark = clean.replace(rx2, rx2.replace("0.9798 mW / -0.09", "0.0300 mW / -15.23"))
+    for n, text in enumerate((clean, clean, dark, dark, dark)):
+        when = 1764547200 + 60 * n
+        write(tmp_path, f"telemetry/rounds/{when}/hosts/gpu001/cmd/ethtool-m/eth0.txt", text)
+        write(tmp_path, f"telemetry/rounds/{when}/hosts/gpu001/sys/class/net/eth0/carrier_changes", "2\n")
+    root = as_source_path(tmp_path)
+    store, events = read_bundle_series(root, fabric), read_events(root, fabric)
+    [incident] = run_health(fabric, store, (), None, events).incidents
+    assert (incident.root, incident.start) == ("optic:gpu001:eth0", 1764547200 + 120)
+    assert "beyond its levels in the last 3 of 5 readings" in incident.symptoms[0].notes
+    timeline = replay(fabric, store, events)
+    assert timeline.first_seen["optic:gpu001:eth0"] == 1764547200 + 120

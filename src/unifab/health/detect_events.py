@@ -4,7 +4,10 @@
   prints them) and its own alarm/warning flags: per lane rx and tx power and bias, and the module's temperature
   and voltage. Beyond an alarm level (or an alarm flag on) is an alarm; beyond a warning level is a warning (a
   symptom too unless ``optics_warnings`` is off). A module without DOM (a passive DAC: no lanes, temperature 0)
-  has nothing to judge. The reading has no time of its own: its symptom carries the time the caller gives.
+  has nothing to judge. A module's readings are judged in time order: the bundle's own reading has no time of its
+  own (it is dated by the time the caller gives, the series' end) and each round's reading has its round's time.
+  The latest reading decides (a module back inside its levels is quiet: the alarm cleared); the symptom starts at
+  the first of the unbroken run of readings beyond a level that ends at the latest, and counts them (intervals).
 * **HEALTH-GPU-XID**: Xids the catalog (:mod:`unifab.health.xid_catalog`) treats as faults, per GPU (the Xid's PCI
   address joined to ``nvidia-smi``'s ``pci_bus_id``); one occurrence is enough, application Xids never are.
 * **HEALTH-NCCL-ERROR**: each completion error is put on its NIC pair (the local GID, else the host and ``hca``;
@@ -80,17 +83,46 @@ def _module_findings(record: ModuleRecord) -> list[tuple[int, str]]:
 
 
 def optics(modules: Iterable[ModuleRecord], t: Thresholds, when: float) -> list[Symptom]:
-    out = []
+    """HEALTH-OPTICS over every module's readings (see the module docstring); ``when``: the time of a reading
+    that has none (the bundle's own)."""
+    readings: dict[tuple[str, str], list[tuple[float, int, ModuleRecord]]] = {}
     for record in modules:
-        found = _module_findings(record)
-        worst = max((level for level, _ in found), default=0)
-        if worst == 0 or (worst == 1 and not t.optics_warnings):
+        # a round's reading and the bundle's own at the same time: the bundle's is the later (it was read last)
+        key = (when, 1) if record.time is None else (record.time, 0)
+        readings.setdefault((record.host, record.netdev), []).append((*key, record))
+    floor = 1 if t.optics_warnings else 2
+    out = []
+    for (host, netdev), timed in readings.items():
+        timed.sort(key=lambda r: r[:2])
+        judged = [(at, _module_findings(record)) for at, _, record in timed]
+        levels = [max((level for level, _ in found), default=0) for _, found in judged]
+        if levels[-1] < floor:
             continue
+        run = len(levels)
+        while run > 0 and levels[run - 1] >= floor:
+            run -= 1
+        found = judged[-1][1]
+        worst = levels[-1]
         notes = tuple(why for level, why in sorted(found, key=lambda f: -f[0]))
+        if len(judged) > 1:
+            notes += (f"beyond its levels in the last {len(levels) - run} of {len(levels)} readings",)
         counter = "dom alarm" if worst == 2 else "dom warning"
-        end = Endpoint(record.host, record.netdev)
-        entity = f"optic:{record.host}:{record.netdev}"
-        out.append(Symptom(OPTICS, entity, end, counter, when, when, float(len(found)), 1, float(worst), 0, notes))
+        entity = f"optic:{host}:{netdev}"
+        start, end = judged[run][0], judged[-1][0]
+        symptom = Symptom(
+            OPTICS,
+            entity,
+            Endpoint(host, netdev),
+            counter,
+            start,
+            end,
+            float(len(found)),
+            len(levels) - run,
+            float(worst),
+            0,
+            notes,
+        )
+        out.append(symptom)
     return sorted(out, key=lambda s: s.entity)
 
 

@@ -11,7 +11,10 @@
   the last Xid a GPU raised (0 for none), so each change to a non-zero value is one Xid event, at the sample's
   time; the GPU is its ``pci_bus_id`` label (dcgm-exporter 3.3 and later), else its ``UUID`` or ``gpu`` index
   matched to ``nvidia-smi`` on the host its ``Hostname`` label names;
-* ``hosts/<host>/cmd/ethtool-m/<netdev>.txt`` of every NIC of the Fabric (:mod:`unifab.parse.host.ethtool_module`).
+* ``hosts/<host>/cmd/ethtool-m/<netdev>.txt`` of every NIC of the Fabric (:mod:`unifab.parse.host.ethtool_module`),
+  and the same file in each round (``telemetry/rounds/<unix time>/hosts/<host>/...``,
+  :mod:`unifab.health.snapshot_series`): one dated reading per round, so HEALTH-OPTICS knows when a module crossed
+  its levels and whether it is still beyond them.
 
 A file that cannot be read or parsed is one problem (file, line, what was expected); the rest is read.
 """
@@ -27,6 +30,7 @@ from unifab import layout
 from unifab.errors import ParseError, ParseProblems
 from unifab.health.openmetrics import Sample
 from unifab.health.openmetrics import parse as parse_openmetrics
+from unifab.health.snapshot_series import ROUNDS_DIR, round_dirs
 from unifab.model import Fabric
 from unifab.parse.host import ethtool_module, nccl_debug, xid
 from unifab.sources import SourcePath
@@ -55,6 +59,7 @@ class ModuleRecord:
     netdev: str
     module: ethtool_module.ModuleEeprom
     where: str
+    time: float | None = None  # a round's time; None: the bundle's own reading (dated by the series' end)
 
 
 @dataclass(slots=True)
@@ -198,6 +203,32 @@ def dcgm_xids(store: EventStore, samples: Iterable[Sample], where: str, fabric: 
     )
 
 
+def _module(store: EventStore, path: SourcePath, where: str, host: str, netdev: str, when: float | None) -> None:
+    if not path.is_file() or (text := _read(path, store, where)) is None:
+        return
+    try:
+        store.modules.append(ModuleRecord(host, netdev, ethtool_module.parse(text, where), where, when))
+    except ParseError as exc:
+        store.problems.append(str(exc))
+
+
+def _round_modules(root: SourcePath, fabric: Fabric, store: EventStore) -> None:
+    """Each round's ``ethtool -m`` of the Fabric's NICs (a round without one is a gap, not a problem). A bad round
+    directory name is reported once, by the series reader (:func:`~unifab.health.snapshot_series.read_rounds`)."""
+    for when, directory in round_dirs(root, []):
+        hosts = directory / layout.HOSTS
+        for host_dir in sorted(p for p in hosts.iterdir() if p.is_dir()) if hosts.is_dir() else ():
+            host = fabric.hosts.get(host_dir.name)
+            modules = host_dir / layout.ETHTOOL_M_DIR
+            if host is None or not modules.is_dir():
+                continue
+            for path in sorted(p for p in modules.iterdir() if p.is_file() and p.name.endswith(".txt")):
+                netdev = path.name.removesuffix(".txt")
+                if netdev in host.nics:
+                    rel = f"{layout.HOSTS}/{host.name}/{layout.ETHTOOL_M_DIR}/{path.name}"
+                    _module(store, path, f"{ROUNDS_DIR}/{directory.name}/{rel}", host.name, netdev, when)
+
+
 def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dcgm: bool = True) -> EventStore:
     """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times).
     ``dcgm=False``: not the scrapes of ``telemetry/dcgm/`` (the GPU gauges come from a TSDB instead)."""
@@ -215,12 +246,8 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dc
         for netdev in sorted(fabric.hosts[name].nics):
             path = host_root / layout.ETHTOOL_M_DIR / f"{netdev}.txt"
             where = f"{layout.HOSTS}/{name}/{layout.ETHTOOL_M_DIR}/{netdev}.txt"
-            if not path.is_file() or (text := _read(path, store, where)) is None:
-                continue
-            try:
-                store.modules.append(ModuleRecord(name, netdev, ethtool_module.parse(text, where), where))
-            except ParseError as exc:
-                store.problems.append(str(exc))
+            _module(store, path, where, name, netdev, None)
+    _round_modules(root, fabric, store)
     for path in _logs(root, layout.NCCL_LOG_DIR):
         where = f"{layout.NCCL_LOG_DIR}/{path.relative_to(root / layout.NCCL_LOG_DIR)}"
         if (text := _read(path, store, where)) is None:

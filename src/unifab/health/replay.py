@@ -4,12 +4,15 @@
 After every poll whose symptoms changed (a symptom fired, grew a start, or was withdrawn; an Xid or NCCL error
 became due), the symptoms so far are localized, exactly as ``unifab health`` would at that moment. An incident
 appears when its root-cause rule holds: a dead host only once its silence lasts ``down_after_s``, a host whose
-every NIC errs only once the last of them fires. Log events count from their own time stamp; a DOM reading
-(which has none) from the end of the series, as in :func:`~unifab.health.engine.run_health`.
+every NIC errs only once the last of them fires. Log events count from their own time stamp, a round's DOM reading
+from its round's time; the bundle's own DOM reading (which has none) from the end of the series, as in
+:func:`~unifab.health.engine.run_health`.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -52,29 +55,34 @@ def replay(
     first, last = span if span is not None else (0.0, 0.0)
     xids = sorted(events.xids if events else [], key=lambda r: r.time if r.time is not None else first)
     nccl = sorted(events.nccl if events else [], key=lambda r: r.time if r.time is not None else first)
+    # DOM readings of the rounds come due at their round's time; the bundle's own reading at the last poll
+    modules = sorted(events.modules if events else [], key=lambda r: r.time if r.time is not None else math.inf)
+    xid_times = [r.time if r.time is not None else first for r in xids]  # sorted, as their records
+    nccl_times = [r.time if r.time is not None else first for r in nccl]
+    module_times = [r.time if r.time is not None else math.inf for r in modules]
     polls = sorted(by_time)
     seen: dict[str, float] = {}
     roots: list[str] = []
     done = -1
     localized = 0
-    event_count = (0, 0)
+    event_count = (0, 0, 0)
     for n, now in enumerate(polls):
         for i, v in by_time[now]:
             stream.push(i, now, v)
         stream.tick(now)
-        due = (
-            sum(1 for r in xids if (r.time if r.time is not None else first) <= now),
-            sum(1 for r in nccl if (r.time if r.time is not None else first) <= now),
-        )
         final = n == len(polls) - 1
+        due = (
+            bisect.bisect_right(xid_times, now),
+            bisect.bisect_right(nccl_times, now),
+            len(modules) if final else bisect.bisect_right(module_times, now),
+        )
         if stream.version == done and due == event_count and not final:
             continue
         done, event_count = stream.version, due
         symptoms = stream.symptoms()
         symptoms += gpu_xid(xids[: due[0]], fabric, first)
         symptoms += nccl_errors(nccl[: due[1]], fabric, t, first)
-        if final and events is not None:
-            symptoms += optics(events.modules, t, last)
+        symptoms += optics(modules[: due[2]], t, last)
         localized += 1
         roots = [i.root for i in localize(fabric, symptoms, known)]
         for root in roots:

@@ -44,8 +44,8 @@ Counter widths: ethtool -S, hw_counters and the switch counters are 64-bit, ``ca
 kept from the telemetry (as for ``ib/perfquery`` rounds). Reads are bounded: at most :data:`MAX_ROUNDS` rounds
 (the latest), each file through the Source's own size limit.
 
-DOM (``cmd/ethtool-m``) in a round is not read here: HEALTH-OPTICS judges one reading, the bundle's own
-``cmd/ethtool-m/<netdev>.txt`` (health/events.py).
+DOM (``cmd/ethtool-m/<netdev>.txt``) in a round is not a series: each round's reading is a dated module reading
+(:func:`unifab.health.events.read_events`), and HEALTH-OPTICS judges a module's readings in time order.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ __all__ = [
     "SONIC_COUNTERS",
     "SONIC_STATE",
     "read_rounds",
+    "round_dirs",
     "round_time",
 ]
 
@@ -113,7 +114,9 @@ def round_time(name: str) -> float | None:
     return float(name) if _ROUND.fullmatch(name) else None
 
 
-def _rounds(root: SourcePath, store: SeriesStore) -> list[tuple[float, SourcePath]]:
+def round_dirs(root: SourcePath, problems: list[str]) -> list[tuple[float, SourcePath]]:
+    """The bundle's rounds, oldest first, as (time, directory): at most the latest :data:`MAX_ROUNDS`; a
+    directory there that is not a round is one problem in ``problems`` and is not read."""
     directory = root / ROUNDS_DIR
     if not directory.is_dir():
         return []
@@ -121,7 +124,7 @@ def _rounds(root: SourcePath, store: SeriesStore) -> list[tuple[float, SourcePat
     for path in sorted(directory.iterdir()):
         when = round_time(path.name) if path.is_dir() else None
         if when is None:
-            store.problems.append(
+            problems.append(
                 f"{ROUNDS_DIR}/{path.name}: expected a round directory named <unix time> "
                 "(e.g. 1764547200 or 1764547200.5); not read"
             )
@@ -129,7 +132,7 @@ def _rounds(root: SourcePath, store: SeriesStore) -> list[tuple[float, SourcePat
         out.append((when, path))
     out.sort(key=lambda r: r[0])
     if len(out) > MAX_ROUNDS:
-        store.problems.append(f"{ROUNDS_DIR}: {len(out)} rounds; only the latest {MAX_ROUNDS} were read")
+        problems.append(f"{ROUNDS_DIR}: {len(out)} rounds; only the latest {MAX_ROUNDS} were read")
         out = out[-MAX_ROUNDS:]
     return out
 
@@ -262,7 +265,7 @@ def _samples(
     root: SourcePath, store: SeriesStore, changes: dict[tuple[str, str], list[tuple[float, int]]]
 ) -> Iterator[tuple[Sample, str]]:
     problems = Problems(root)
-    for when, path in _rounds(root, store):
+    for when, path in round_dirs(root, store.problems):
         store.files += 1
         rel = f"{ROUNDS_DIR}/{path.name}"
         for host in _dirs(path / layout.HOSTS):
