@@ -10,12 +10,12 @@ from pathlib import Path
 import orjson
 from tests.health.conftest import small_fabric
 
-from unifab.health.detect import PFC_STORM, Thresholds, detect
+from unifab.health.detect import LOSSLESS_DROPS, PFC_STORM, Thresholds, detect
 from unifab.health.localize import localize
 from unifab.health.openmetrics import Sample, dump
 from unifab.health.series import build_store, intervals, read_bundle
 from unifab.health.snapshot_series import ROUNDS_DIR, read_rounds, round_time
-from unifab.model import Fabric
+from unifab.model import Fabric, Port, PortQos, Switch
 from unifab.sources import as_source_path
 
 SAMPLES = Path(__file__).parents[1] / "data" / "samples"
@@ -160,3 +160,77 @@ def test_pfc_watchdog_storms_that_return_are_the_peers_storm(tmp_path: Path) -> 
     assert "sends PFC pause most of the time" in incident.summary
     assert [s.entity for s in incident.symptoms] == ["nic:gpu002:mlx5_1"]
     assert detect(store, replace(Thresholds(), pfcwd_storms=3)) == []  # health.pfc_storm.watchdog_storms
+
+
+EOS_QUEUES = SAMPLES / "switch" / "eos" / "eos_show_interfaces_counters_queue_detail.json"
+
+
+def _lossless(fabric: Fabric, switch: str, ports: tuple[str, ...], pfc: frozenset[int]) -> Fabric:
+    """``fabric`` with ``pfc`` the PFC-enabled priorities of those ports (queue and PG = the priority)."""
+    identity = {p: p for p in range(8)}
+    qos = PortQos(None, {}, identity, identity, pfc, {}, None)
+    if switch not in fabric.switches:
+        fabric.switches[switch] = Switch(switch, "eos", "x", {})
+    sw = fabric.switches[switch]
+    for name in ports:
+        old = sw.ports.get(name) or Port(switch, name, 9214, 400_000, "up", None)
+        sw.ports[name] = replace(old, qos=qos)
+    return fabric
+
+
+def test_sonic_drops_in_a_lossless_queue_or_pg_are_the_hop_that_dropped(tmp_path: Path) -> None:
+    """SAI_QUEUE_STAT_DROPPED_PACKETS of leaf1 Ethernet8 queue 3 (PFC on for 3 and 4) and its PG 3's ingress drops
+    rise round after round: HEALTH-LOSSLESS-DROPS on that port, one incident on the port (rule 5), the host behind
+    it named. The lossy queue 0 drops as much and is no series at all."""
+    db = orjson.loads(COUNTERS_DB.read_bytes())
+    queue = "COUNTERS:" + db["COUNTERS_QUEUE_NAME_MAP"]["Ethernet8:3"]
+    lossy = "COUNTERS:" + db["COUNTERS_QUEUE_NAME_MAP"]["Ethernet8:0"]
+    pg = "COUNTERS:" + db["COUNTERS_PG_NAME_MAP"]["Ethernet8:3"]
+    bundle = tmp_path / "b"
+    for n, dropped in enumerate((63, 63, 90, 140, 200)):
+        db[queue]["SAI_QUEUE_STAT_DROPPED_PACKETS"] = str(dropped)
+        db[lossy]["SAI_QUEUE_STAT_DROPPED_PACKETS"] = str(dropped)
+        db[pg]["SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS"] = str(dropped + 40)
+        path = bundle / ROUNDS_DIR / str(T0 + 60 * n) / "switches" / "leaf1" / "sonic" / "counters_db.json"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(orjson.dumps(db))
+    fabric = _lossless(small_fabric(), "leaf1", ("Ethernet8",), frozenset({3, 4}))
+    store = read_rounds(as_source_path(bundle), fabric)
+    assert store.series[("port:leaf1:Ethernet8", "queue_drops", "3")].values == [63, 63, 90, 140, 200]
+    assert store.series[("port:leaf1:Ethernet8", "pg_drops", "3")].values == [103, 103, 130, 180, 240]
+    assert not any(key[1] == "queue_drops" and key[2] == "0" for key in store.series)
+    symptoms = [s for s in detect(store) if s.detector == LOSSLESS_DROPS]
+    assert {(s.entity, s.counter, s.total) for s in symptoms} == {
+        ("port:leaf1:Ethernet8", "queue_drops{3}", 137),
+        ("port:leaf1:Ethernet8", "pg_drops{3}", 137),
+    }
+    [incident] = localize(fabric, symptoms)
+    assert (incident.kind, incident.root, incident.hosts) == ("port", "port:leaf1:Ethernet8", ("gpu002",))
+    assert "drops packets of a lossless class" in incident.summary
+    assert "no configuration finding on this port's link explains it" in incident.not_explained[-1]
+    # without the port's QoS in the bundle no queue is known to be lossless: nothing to judge
+    assert not any(k[1] in ("queue_drops", "pg_drops") for k in read_rounds(as_source_path(bundle), Fabric()).series)
+
+
+def test_eos_drops_in_a_lossless_traffic_class_become_a_series(tmp_path: Path) -> None:
+    """The real ``show interfaces counters queue detail`` replies (ANTA's fixtures): the unicast drops of the
+    lossless traffic class 1 of each port, one series each; TC0 (lossy) and the multicast queues are not."""
+    doc = orjson.loads(EOS_QUEUES.read_bytes())["fixtures"]
+    later = orjson.loads(orjson.dumps(doc["failure"]))
+    tc1 = later["egressQueueCounters"]["interfaces"]["Ethernet2"]["ucastQueues"]["trafficClasses"]["TC1"]
+    bundle = tmp_path / "b"
+    for n, reply in enumerate((doc["success-all"], doc["failure"], later, later)):
+        if n == 3:
+            tc1["dropPrecedences"]["DP0"]["droppedPackets"] = 90
+        elif n == 2:
+            tc1["dropPrecedences"]["DP0"]["droppedPackets"] = 40
+        path = bundle / ROUNDS_DIR / str(T0 + 60 * n) / "switches" / "leaf2" / "eos"
+        path.mkdir(parents=True)
+        (path / "show-interfaces-counters-queue-detail.json").write_bytes(orjson.dumps(reply))
+    fabric = _lossless(small_fabric(), "leaf2", ("Ethernet1", "Ethernet2"), frozenset({1}))
+    store = read_rounds(as_source_path(bundle), fabric)
+    drops = {k[0]: s.values for k, s in store.series.items() if k[1] == "queue_drops"}
+    assert drops == {"port:leaf2:Ethernet1": [0, 0, 0, 0], "port:leaf2:Ethernet2": [0, 2, 40, 90]}
+    [symptom] = [s for s in detect(store) if s.detector == LOSSLESS_DROPS]
+    assert (symptom.entity, symptom.counter, symptom.total) == ("port:leaf2:Ethernet2", "queue_drops{1}", 90)
+    assert store.problems == []

@@ -53,7 +53,8 @@ FEC_COUNTERS = ("fec_uncorrectable", "symbol_errors", "crc_errors", "rcv_errors"
 # link). PortRcvRemotePhysicalErrors is not judged: the packet was marked bad upstream, another link's fault.
 RECOVERY_COUNTERS = ("link_error_recovery",)
 BER_COUNTERS = ("corrected_bits", "rx_bits")  # the pre-FEC BER's numerator and denominator, one entity
-DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err")
+# RDMA's own loss counters at a NIC, and a switch port's drops in a lossless egress queue or ingress PG
+DROP_COUNTERS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "queue_drops", "pg_drops")
 PAUSE_COUNTERS = ("pause_tx_us",)
 WATCHDOG_COUNTERS = ("pfcwd_storms",)  # a switch queue's PFC watchdog storms: evidence of its *peer's* storm
 
@@ -63,7 +64,10 @@ DETECTORS = {
         "errors FEC could not correct (uncorrectable FEC blocks, symbol or CRC errors), interval after interval; or"
         " a pre-FEC bit error ratio (bits FEC corrected per bit received) at the warning level before FEC fails"
     ),
-    LOSSLESS_DROPS: "RoCE packets lost on a lossless class (out-of-sequence, packet sequence errors, ACK timeouts)",
+    LOSSLESS_DROPS: (
+        "RoCE packets lost on a lossless class (out-of-sequence, packet sequence errors, ACK timeouts at a NIC;"
+        " drops in a switch port's egress queue of a PFC-enabled priority)"
+    ),
     PFC_STORM: (
         "the end's receive path is stuck and stalls its peer: it sent PFC pause most of the time (Ethernet), or its"
         " InfiniBand peer waited for credits (XmitWait) interval after interval, the end furthest downstream"

@@ -9,7 +9,8 @@ The rules, most encompassing first (each symptom is explained by one incident):
 2. every linked port of a switch shows a link symptom (at the switch or at its peer) → the **switch**;
 3. a link symptom (flap, uncorrected errors) on both ends of one link → the **link** (the cable or its optics);
 4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
-5. lossless drops on a NIC → the **NIC** (with the configuration findings on its path, which can explain them);
+5. lossless drops on a NIC → the **NIC**; drops in a switch port's lossless queue or priority group → that
+   **port**, the hop that dropped (each with the configuration findings on its link, which can explain them);
 6. a PFC storm → the end that sends the pauses (its receive path is stuck); switch ports that send pause because
    the storm below them fills their switch's buffers (pauses spreading upstream) join that end's incident; a switch
    queue's PFC watchdog storms are the storm of the port's peer (the end pausing it) and count as that end's;
@@ -289,7 +290,14 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
 
     for end in sorted(by_end):
         got = take([end], frozenset({LOSSLESS_DROPS}))
-        if got:
+        if got and end.node in fabric.switches:  # the hop that dropped: its buffers overflowed under PFC
+            summary = (
+                f"{end} drops packets of a lossless class ({', '.join(s.counter for s in got)}): buffer discards"
+                " where PFC should have paused the sender (PFC off at the sending end of this hop, or headroom too"
+                " small for the cable)"
+            )
+            drafts.append(_Draft("port", got[0].entity, 0.6, got, summary, topo.link_hosts([end])))
+        elif got:
             owner = topo.host_of(end)
             summary = f"{got[0].entity} loses RoCE packets on the lossless class ({', '.join(s.counter for s in got)})"
             drafts.append(_Draft("nic", got[0].entity, 0.6, got, summary, {owner} if owner else set()))
@@ -586,13 +594,14 @@ def _finish(draft: _Draft, topo: _Topology, findings: Sequence[Finding]) -> Inci
     touched = _touched(draft, topo)
     related = tuple(f for f in findings if touched.intersection(f.entities))
     confidence, not_explained = draft.confidence, draft.not_explained
-    if draft.kind == "nic" and any(s.detector in (LOSSLESS_DROPS, ECN_ABSENT) for s in draft.symptoms):
+    if draft.kind in ("nic", "port") and any(s.detector in (LOSSLESS_DROPS, ECN_ABSENT) for s in draft.symptoms):
         if related:
             confidence = 0.8
         else:
             not_explained = (
                 *not_explained,
-                "no configuration finding on this NIC's link explains it: look further along its paths",
+                f"no configuration finding on this {'NIC' if draft.kind == 'nic' else 'port'}'s link explains it:"
+                " look further along its paths",
             )
     hosts = tuple(sorted(draft.hosts))
     jobs = tuple(sorted({j.id for j in fabric.jobs.values() if draft.hosts.intersection(j.hosts)} | draft.jobs))

@@ -93,6 +93,13 @@ METRICS: dict[str, MetricSpec] = {
     # SONiC's PFC watchdog: storms detected on a queue (PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED): its peer paused it
     # past the detection time, the watchdog dropped or forwarded the queue's traffic, then restored it
     "unifab_port_pfcwd_storms_total": MetricSpec("pfcwd_storms", INTERFACE, 64, qualifier="queue"),
+    # packets a switch port dropped in an egress queue that carries a PFC-enabled (lossless) priority: buffer
+    # discards where PFC should have paused the sender (SONiC SAI_QUEUE_STAT_DROPPED_PACKETS, EOS ``show interfaces
+    # counters queue detail`` droppedPackets); the reader keeps the lossless queues only (the port's pfc_enabled)
+    "unifab_port_lossless_drops_total": MetricSpec("queue_drops", INTERFACE, 64, qualifier="queue"),
+    # packets a switch port dropped at ingress in a lossless priority group (SONiC SAI_INGRESS_PRIORITY_GROUP_STAT_
+    # DROPPED_PACKETS): the PG's headroom overflowed before the pause took effect
+    "unifab_port_lossless_pg_drops_total": MetricSpec("pg_drops", INTERFACE, 64, qualifier="pg"),
     "unifab_rdma_np_ecn_marked_roce_packets_total": MetricSpec("ecn_marked", RDMA, 64),
     "unifab_rdma_np_cnp_sent_total": MetricSpec("cnp_sent", RDMA, 64),
     "unifab_rdma_rp_cnp_handled_total": MetricSpec("cnp_handled", RDMA, 64),

@@ -29,15 +29,27 @@ host ``cmd/rdma-statistic.txt``                        the same names, for a dev
 SONiC ``sonic/counters_db.json``                       ``SAI_PORT_STAT_IF_IN_ERRORS`` -> crc_errors,
                                                        ``..._IF_IN_FEC_NOT_CORRECTABLE_FRAMES`` -> fec_uncorrectable,
                                                        ``SAI_PORT_STAT_PFC_<N>_TX_PAUSE_DURATION_US`` -> pause_tx_us,
-                                                       ``PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED`` -> pfcwd_storms
+                                                       ``PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED`` -> pfcwd_storms,
+                                                       ``SAI_QUEUE_STAT_DROPPED_PACKETS`` of a lossless queue ->
+                                                       queue_drops, ``SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_
+                                                       PACKETS`` of a lossless priority group -> pg_drops
 SONiC ``sonic/state_db.json``                          ``PORT_TABLE`` oper status -> oper_up
 EOS ``eos/show-interfaces.json``                       ``linkStatusChanges`` -> carrier_changes (2 per flap),
                                                        ``totalInErrors`` -> crc_errors,
                                                        ``lineProtocolStatus`` -> oper_up
+EOS ``eos/show-interfaces-counters-queue-detail.json``  unicast ``droppedPackets`` (summed over drop precedences)
+                                                       of a lossless traffic class -> queue_drops
 =====================================================  ==================================================
 
+A *lossless* queue is one a PFC-enabled priority of the port (the bundle's own QoS of that switch, ``pfc_enabled``)
+is queued in (``tc_to_queue``; the priority itself where the map does not say), a lossless priority group one it is
+buffered in at ingress (``tc_to_pg``): drops there are buffer discards
+PFC should have prevented (headroom too small, PFC off at the sender's end of the hop). Drops in a lossy queue are
+TCP's business, not a symptom; a port whose QoS the bundle does not hold has no lossless queue to judge.
+
 Not in any of these files: a SONiC port's link-down count (COUNTERS_DB has none), an EOS port's uncorrected FEC
-and PFC pause time (``show interfaces`` has neither; the PFC and ECN counters EOS gives are frame counts).
+and PFC pause time (``show interfaces`` has neither; the PFC and ECN counters EOS gives are frame counts, which say
+that pause or marking happened but not for how long, so no detector's share can be computed from them).
 
 Counter widths: ethtool -S, hw_counters and the switch counters are 64-bit, ``carrier_changes`` 32-bit;
 :func:`unifab.health.series.intervals` handles resets and wraps. A series ``telemetry/*.om`` already gives is
@@ -64,11 +76,13 @@ from unifab.health.series import INTERFACE, MetricSpec, Series, SeriesStore, bui
 from unifab.model import Endpoint, Fabric, port_id
 from unifab.parse.host import ethtool_stats, hw_counters, rdma_statistic
 from unifab.parse.switch import sonic_counters_db, sonic_state_db
+from unifab.parse.switch.eos_json.counters import queue_counters_from
 from unifab.parse.switch.eos_json.interfaces import interfaces_from
 from unifab.sources import SourcePath
 
 __all__ = [
     "EOS_INTERFACES",
+    "EOS_QUEUES",
     "MAX_ROUNDS",
     "ROUNDS_DIR",
     "SONIC_COUNTERS",
@@ -83,6 +97,7 @@ MAX_ROUNDS = 10_000  # a week of rounds a minute apart; older ones are left out 
 SONIC_COUNTERS = "sonic/counters_db.json"
 SONIC_STATE = "sonic/state_db.json"
 EOS_INTERFACES = "eos/show-interfaces.json"
+EOS_QUEUES = "eos/show-interfaces-counters-queue-detail.json"
 
 _ROUND = re.compile(r"[0-9]{1,12}(\.[0-9]{1,9})?")
 _PRIO_PAUSE = re.compile(r"(tx|rx)_prio([0-7])_pause_duration")
@@ -144,9 +159,20 @@ def _dirs(path: SourcePath) -> list[SourcePath]:
 class _Round:
     """One device directory of one round: its files parsed, each one bad file a problem."""
 
-    def __init__(self, problems: Problems, device: SourcePath, when: float) -> None:
+    def __init__(self, problems: Problems, device: SourcePath, when: float, fabric: Fabric) -> None:
         self.problems, self.dir, self.when, self.device = problems, device, when, device.name
         self.samples: list[Sample] = []
+        self.switch = fabric.switches.get(device.name)
+
+    def lossless(self, port: str, pgs: bool = False) -> frozenset[int]:
+        """The egress queues (``pgs``: the ingress priority groups) of ``port`` that carry a PFC-enabled priority
+        (see the module); none when the bundle does not hold the port's QoS."""
+        found = self.switch.ports.get(port) if self.switch is not None else None
+        qos = found.qos if found is not None else None
+        if qos is None:
+            return frozenset()
+        index = qos.tc_to_pg if pgs else qos.tc_to_queue
+        return frozenset(index.get(p, p) for p in qos.pfc_enabled)
 
     def parse(self, rel: str, parser: Callable[[str, str, ParseProblems], T]) -> T | None:
         path = self.dir / rel
@@ -228,9 +254,16 @@ def _sonic(r: _Round) -> None:
         for field, value in port.counters.items():
             if m := _SAI_PFC_TX.fullmatch(field):
                 r.add("unifab_port_tx_pause_duration_us_total", {**labels, "priority": m[1]}, value)
+        lossless = r.lossless(name)
         for index, queue in sorted(port.queues.items()):
             if queue.pfcwd is not None and queue.pfcwd.deadlock_detected is not None:
                 r.add("unifab_port_pfcwd_storms_total", {**labels, "queue": str(index)}, queue.pfcwd.deadlock_detected)
+            if index in lossless and queue.dropped_packets is not None:
+                r.add("unifab_port_lossless_drops_total", {**labels, "queue": str(index)}, queue.dropped_packets)
+        lossless_pgs = r.lossless(name, pgs=True)
+        for index, pg in sorted(port.priority_groups.items()):
+            if index in lossless_pgs and pg.dropped_packets is not None:
+                r.add("unifab_port_lossless_pg_drops_total", {**labels, "pg": str(index)}, pg.dropped_packets)
     state = r.parse(SONIC_STATE, sonic_state_db.parse)
     for name, st in sorted(state.ports.items()) if state else ():
         if st.oper_status:
@@ -245,9 +278,23 @@ def _eos_parse(text: str, source: str, problems: ParseProblems) -> object:
     return interfaces_from(obj, source, "", problems)
 
 
-def _eos(r: _Round, changes: dict[tuple[str, str], list[tuple[float, int]]]) -> None:
-    from unifab.parse.switch.eos_json.records import EosInterfaces
+def _eos_queues_parse(text: str, source: str, problems: ParseProblems) -> object:
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ParseError(source, f"JSON ({exc})") from None
+    return queue_counters_from(obj, source, "", problems)
 
+
+def _eos(r: _Round, changes: dict[tuple[str, str], list[tuple[float, int]]]) -> None:
+    from unifab.parse.switch.eos_json.records import EosInterfaces, EosQueueCounters
+
+    queues = r.parse(EOS_QUEUES, _eos_queues_parse)
+    for name, counters in sorted(queues.interfaces.items()) if isinstance(queues, EosQueueCounters) else ():
+        lossless = r.lossless(name)
+        for tc, dropped in sorted(counters.unicast_dropped.items()):
+            if tc in lossless:
+                r.add("unifab_port_lossless_drops_total", {"interface": name, "queue": str(tc)}, dropped)
     reply = r.parse(EOS_INTERFACES, _eos_parse)
     if not isinstance(reply, EosInterfaces):
         return
@@ -262,18 +309,18 @@ def _eos(r: _Round, changes: dict[tuple[str, str], list[tuple[float, int]]]) -> 
 
 
 def _samples(
-    root: SourcePath, store: SeriesStore, changes: dict[tuple[str, str], list[tuple[float, int]]]
+    root: SourcePath, fabric: Fabric, store: SeriesStore, changes: dict[tuple[str, str], list[tuple[float, int]]]
 ) -> Iterator[tuple[Sample, str]]:
     problems = Problems(root)
     for when, path in round_dirs(root, store.problems):
         store.files += 1
         rel = f"{ROUNDS_DIR}/{path.name}"
         for host in _dirs(path / layout.HOSTS):
-            r = _Round(problems, host, when)
+            r = _Round(problems, host, when, fabric)
             _host(r)
             yield from ((s, f"{rel}/{layout.HOSTS}/{host.name}") for s in r.samples)
         for switch in _dirs(path / layout.SWITCHES):
-            r = _Round(problems, switch, when)
+            r = _Round(problems, switch, when, fabric)
             _sonic(r)
             _eos(r, changes)
             yield from ((s, f"{rel}/{layout.SWITCHES}/{switch.name}") for s in r.samples)
@@ -286,7 +333,7 @@ def read_rounds(root: SourcePath, fabric: Fabric, store: SeriesStore | None = No
     store = store if store is not None else SeriesStore()
     ours = SeriesStore()
     changes: dict[tuple[str, str], list[tuple[float, int]]] = {}
-    build_store(_samples(root, ours, changes), fabric, ours)
+    build_store(_samples(root, fabric, ours, changes), fabric, ours)
     for (switch, port), points in sorted(changes.items()):
         series = Series(port_id(switch, port), Endpoint(switch, port), _EOS_CHANGES.counter, "", _EOS_CHANGES, "eos")
         latest = dict(points)

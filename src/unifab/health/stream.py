@@ -54,6 +54,8 @@ _KIND = {
     "out_of_sequence": _DROP,
     "packet_seq_err": _DROP,
     "local_ack_timeout_err": _DROP,
+    "queue_drops": _DROP,  # a switch port's lossless egress queue (detect.DROP_COUNTERS)
+    "pg_drops": _DROP,  # and its lossless ingress priority group
     "pause_tx_us": _PAUSE,
     "pause_rx_us": _PAUSE_RX,
     "pfcwd_storms": _WATCHDOG,  # a switch queue's PFC watchdog storms (detect.pfcwd_storm)
