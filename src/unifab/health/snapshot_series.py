@@ -270,20 +270,21 @@ def _sonic(r: _Round) -> None:
             r.add("unifab_port_oper_up", {"interface": name}, 1 if st.oper_status == "up" else 0)
 
 
-def _eos_parse(text: str, source: str, problems: ParseProblems) -> object:
-    try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise ParseError(source, f"JSON ({exc})") from None
-    return interfaces_from(obj, source, "", problems)
+def _eos_reply(read: Callable[[object, str, str, ParseProblems], T]) -> Callable[[str, str, ParseProblems], T]:
+    """A file parser for one EOS ``| json`` reply, read in part by ``read`` (an ``eos_json`` ``*_from``)."""
+
+    def parse(text: str, source: str, problems: ParseProblems) -> T:
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ParseError(source, f"JSON ({exc})") from None
+        return read(obj, source, "", problems)
+
+    return parse
 
 
-def _eos_queues_parse(text: str, source: str, problems: ParseProblems) -> object:
-    try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise ParseError(source, f"JSON ({exc})") from None
-    return queue_counters_from(obj, source, "", problems)
+_eos_parse = _eos_reply(interfaces_from)
+_eos_queues_parse = _eos_reply(queue_counters_from)
 
 
 def _eos(r: _Round, changes: dict[tuple[str, str], list[tuple[float, int]]]) -> None:

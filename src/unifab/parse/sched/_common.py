@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import orjson
 
-from unifab.errors import ParseError
+from unifab.errors import ParseError, ParseProblems
 from unifab.parse._json import child, json_list, type_name
 
 __all__ = [
@@ -317,3 +319,19 @@ def null(value: str | None) -> str | None:
         return None
     value = value.strip()
     return None if value in ("", "(null)", "N/A", "None", "none") else value
+
+
+R = TypeVar("R")
+
+
+def read_in_part(
+    read: Callable[[str, str, ParseProblems], tuple[R, ...]], text: str, source: str, problems: ParseProblems | None
+) -> tuple[R, ...]:
+    """``read`` with the scheduler parsers' contract: with ``problems`` an entry that cannot be read is one
+    problem there and the other entries are returned; without it the first problem raises. Output whose every
+    entry is bad is refused either way (its first problem raises)."""
+    log = problems if problems is not None else ParseProblems.strict(source)
+    records = read(text, source, log)
+    if not records and log.problems:
+        raise log.problems[0].error()
+    return records

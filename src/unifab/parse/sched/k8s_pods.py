@@ -35,7 +35,7 @@ from typing import Any
 from unifab.errors import ParseError, ParseProblems, YamlError, load_yaml
 from unifab.parse._json import child, json_list, json_object, type_name
 from unifab.parse._text import pasted
-from unifab.parse.sched._common import load_json, opt_str
+from unifab.parse.sched._common import load_json, opt_str, read_in_part
 from unifab.parse.sched.nccl_env import nccl_settings
 from unifab.parse.sched.slurm_jobs import Job
 
@@ -293,11 +293,7 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
     look smaller than it is), named by the job and the pod's key path; when the pod does not say its job, only
     the pod is left out. The other jobs read as in an unharmed file. Output whose every pod is bad is refused.
     """
-    log = problems if problems is not None else ParseProblems.strict(source)
-    jobs = _parse(text, source, log)
-    if not jobs and log.problems:
-        raise log.problems[0].error()
-    return jobs
+    return read_in_part(_parse, text, source, problems)
 
 
 def _parse(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:

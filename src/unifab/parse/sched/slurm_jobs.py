@@ -44,6 +44,7 @@ from unifab.parse.sched._common import (
     opt_str,
     opt_str_list,
     parse_gres,
+    read_in_part,
     split_aligned,
     text_time,
 )
@@ -504,11 +505,7 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
     With ``problems`` a job record that cannot be read costs that job (named by its id and line or key); the
     other jobs are read. Output whose every record is bad is still refused.
     """
-    log = problems if problems is not None else ParseProblems.strict(source)
-    jobs = _parse(text, source, log)
-    if not jobs and log.problems:
-        raise log.problems[0].error()
-    return jobs
+    return read_in_part(_parse, text, source, problems)
 
 
 def _parse(text: str, source: str, log: ParseProblems) -> tuple[Job, ...]:

@@ -37,6 +37,7 @@ from unifab.parse.sched._common import (
     opt_number,
     opt_str,
     opt_str_list,
+    read_in_part,
     text_time,
 )
 from unifab.parse.sched.slurm_jobs import record_name, scontrol_pairs, scontrol_records
@@ -325,11 +326,7 @@ def parse(text: str, source: str = "<input>", problems: ParseProblems | None = N
     sinfo row costs the nodes it names, also where other rows list them); the other nodes are read. Output
     whose every entry is bad is still refused.
     """
-    log = problems if problems is not None else ParseProblems.strict(source)
-    nodes = _parse(text, source, log)
-    if not nodes and log.problems:
-        raise log.problems[0].error()
-    return nodes
+    return read_in_part(_parse, text, source, problems)
 
 
 def _parse(text: str, source: str, log: ParseProblems) -> tuple[Node, ...]:
