@@ -34,6 +34,7 @@ from unifab.collect.eos_eapi import (
 )
 from unifab.errors import UnifabError, UsageError
 from unifab.parse.switch import eos_config, eos_json
+from unifab.parse.switch.eos_json.records import EosQueueCounters
 
 
 @pytest.fixture
@@ -100,10 +101,14 @@ def test_collect_eos_writes_the_bundle_files(port: int, tmp_path: Path, samples:
     assert dest == tmp_path / "bundle" / "switches" / "leaf01" / "eos"
     assert sorted(p.name for p in dest.iterdir()) == [
         "running-config.txt",
+        "show-interfaces-counters-queue-detail.json",
         "show-interfaces.json",
         "show-lldp-neighbors-detail.json",
         "show-version.json",
     ]
+    queues = eos_json.parse((dest / "show-interfaces-counters-queue-detail.json").read_text())
+    assert isinstance(queues.data, EosQueueCounters)
+    assert queues.data.interfaces["Ethernet2"].multicast_dropped == {0: 0, 1: 4}
     replies = sample_replies(samples)
     assert (dest / "running-config.txt").read_text() == replies["show running-config"]
     assert eos_json.parse((dest / "show-interfaces.json").read_text()).data == eos_json.interfaces_from(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from unifab.health.detect import (
     ECN_ABSENT,
     FEC,
@@ -109,6 +111,23 @@ def test_lossless_drops_with_the_config_finding_that_explains_them(fabric: Fabri
     assert incident.confidence == 0.8 and not incident.not_explained
     [alone] = localize(fabric, [sym(LOSSLESS_DROPS, "gpu002", "eth0")])
     assert alone.confidence < 0.8 and alone.not_explained
+
+
+def test_a_port_dropping_in_its_lossless_queue_explains_the_gaps_its_nic_sees(fabric: Fabric) -> None:
+    """leaf0 Ethernet8 drops in its lossless egress queue; gpu002 eth0, which it feeds, counts out-of-sequence
+    packets: one incident on the port (the hop that dropped), not a second one on the NIC. A NIC with drops of its
+    own elsewhere stays its own incident."""
+    port = replace(sym(LOSSLESS_DROPS, "leaf0", "Ethernet8"), counter="queue_drops{3}")
+    fed = replace(sym(LOSSLESS_DROPS, "gpu002", "eth0"), counter="out_of_sequence")
+    other = sym(LOSSLESS_DROPS, "gpu001", "eth0")
+    incidents = localize(fabric, [fed, other, port])
+    assert [(i.kind, i.root) for i in incidents] == [("nic", "nic:gpu001:mlx5_0"), ("port", "port:leaf0:Ethernet8")]
+    dropped = incidents[1]
+    assert {s.entity for s in dropped.symptoms} == {"port:leaf0:Ethernet8", "nic:gpu002:mlx5_0"}
+    assert "nic:gpu002:mlx5_0, which it feeds, sees the gaps (out_of_sequence)" in dropped.summary
+    assert dropped.hosts == ("gpu002",)
+    # the NIC alone is the NIC
+    assert roots(fabric, [fed]) == [("nic", "nic:gpu002:mlx5_0")]
 
 
 def test_pfc_storm_source_and_independent_incidents_in_start_order(fabric: Fabric) -> None:

@@ -38,6 +38,9 @@ def replies(samples: Path) -> dict[str, Any]:
         ),
         "show version": version,
         "show running-config": (samples / EOS / "eos_rocm_doc_arista7388_roce_dcqcn.cfg").read_text(),
+        "show interfaces counters queue detail": orjson.loads(
+            (samples / EOS / "eos_show_interfaces_counters_queue_detail.json").read_bytes()
+        )["fixtures"]["success-all"],
     }
 
 

@@ -16,7 +16,8 @@ from unifab.cli import app
 from unifab.collect.bundle import load_bundle
 from unifab.health.snapshot_series import ROUNDS_DIR, read_rounds
 from unifab.parse.host import ethtool_stats
-from unifab.parse.switch import sonic_counters_db
+from unifab.parse.switch import eos_json, sonic_counters_db
+from unifab.parse.switch.eos_json.records import EosQueueCounters
 from unifab.sources import as_source_path
 from unifab.twin.faults import write_faults
 from unifab.twin.generate import generate
@@ -173,3 +174,29 @@ def test_a_pfc_storm_from_sonic_rounds_carries_the_leafs_watchdog(tmp_path: Path
     counters = sonic_counters_db.parse((last / "switches" / leaf / "sonic/counters_db.json").read_bytes())
     stormed = [q.pfcwd for p in counters.ports.values() for q in p.queues.values() if q.pfcwd is not None]
     assert len(stormed) == 1 and (stormed[0].deadlock_detected or 0) >= 2
+
+
+@pytest.mark.parametrize("switch_os", ["sonic", "eos"])
+def test_a_port_dropping_in_its_lossless_queue_from_rounds(tmp_path: Path, switch_os: str) -> None:
+    """A leaf port whose lossless queue drops (``queue-drops``): the rounds carry the drops in the switch's own
+    counters (SONiC COUNTERS_DB ``SAI_QUEUE_STAT_DROPPED_PACKETS`` of the RoCE queue, EOS ``show interfaces counters
+    queue detail``), read back by the real parsers; the incident is the port's, with the out-of-sequence packets of
+    the NIC it feeds among its symptoms, and the few drops of the noise elsewhere are no incident."""
+    bundle = tmp_path / "b"
+    generate(bundle, 64, 4, su_hosts=2, switch_os=switch_os)
+    [fault] = write_faults(bundle, 1, 4, kinds=["queue-drops"])
+    write_rounds(bundle)
+    for path in (bundle / "telemetry").glob("*.om"):
+        path.unlink()
+    doc = _health(bundle)
+    _assert_truth(doc, orjson.loads((bundle / "truth.json").read_bytes()))
+    [incident] = doc["incidents"]
+    assert {s["counter"] for s in incident["symptoms"]} == {"queue_drops{3}", "out_of_sequence"}
+    _, leaf, port = fault["root_cause"]["id"].split(":")
+    last = sorted((bundle / ROUNDS_DIR).iterdir())[-1] / "switches" / leaf
+    if switch_os == "sonic":
+        counters = sonic_counters_db.parse((last / "sonic/counters_db.json").read_bytes())
+        assert (counters.ports[port].queues[3].dropped_packets or 0) > 100
+    else:
+        reply = eos_json.parse((last / "eos/show-interfaces-counters-queue-detail.json").read_text()).data
+        assert isinstance(reply, EosQueueCounters) and reply.interfaces[port].unicast_dropped[3] > 100

@@ -44,6 +44,7 @@ from unifab.errors import UnifabError, UsageError
 
 __all__ = [
     "BUNDLE_FILES",
+    "COUNTER_FILES",
     "ENV_PASSWORD",
     "ENV_USERNAME",
     "EapiAuthError",
@@ -64,6 +65,11 @@ BUNDLE_FILES: dict[str, str] = {
     "show-interfaces.json": "show interfaces",
     "show-lldp-neighbors-detail.json": "show lldp neighbors detail",
     "show-version.json": "show version",
+}
+# counters a round of `unifab health` reads (health/snapshot_series.py): asked for in a request of their own, so a
+# platform that has no such command (EOS answers "invalid command") costs that file, not the device's configuration
+COUNTER_FILES: dict[str, str] = {
+    "show-interfaces-counters-queue-detail.json": "show interfaces counters queue detail",
 }
 RUNNING_CONFIG_FILE = "running-config.txt"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
@@ -293,8 +299,9 @@ def _command_error(device: str, error: object) -> EapiCommandError:
 def collect_eos(client: EapiClient, out_dir: Path) -> Path:
     """Fetch the bundle's EOS files from ``client`` and write them under ``out_dir/switches/<name>/eos``.
 
-    All commands run before anything is written, so a failure leaves no partial device directory.
-    Returns the device's ``eos`` directory.
+    All commands run before anything is written, so a failure leaves no partial device directory; a
+    :data:`COUNTER_FILES` command the device does not know costs only its file. Returns the device's ``eos``
+    directory.
     """
     cmds = list(BUNDLE_FILES.values())
     results = client.run_cmds(cmds)
@@ -302,9 +309,17 @@ def collect_eos(client: EapiClient, out_dir: Path) -> Path:
         if not isinstance(result, dict):
             raise EapiResponseError(client.name, f"{cmd!r} returned {type(result).__name__}, expected a JSON object")
     config = client.running_config()
+    replies = dict(zip(BUNDLE_FILES, results, strict=True))
+    for filename, cmd in COUNTER_FILES.items():
+        try:
+            (counters,) = client.run_cmds([cmd])
+        except EapiCommandError:  # this platform or release has no such command: the file is not written
+            continue
+        if isinstance(counters, dict):
+            replies[filename] = counters
     dest = out_dir / "switches" / client.name / "eos"
     dest.mkdir(parents=True, exist_ok=True)
     write_file(dest / RUNNING_CONFIG_FILE, (config if config.endswith("\n") else config + "\n").encode("utf-8"))
-    for (filename, _), result in zip(BUNDLE_FILES.items(), results, strict=True):
+    for filename, result in replies.items():
         write_file(dest / filename, orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     return dest

@@ -9,8 +9,9 @@ The rules, most encompassing first (each symptom is explained by one incident):
 2. every linked port of a switch shows a link symptom (at the switch or at its peer) → the **switch**;
 3. a link symptom (flap, uncorrected errors) on both ends of one link → the **link** (the cable or its optics);
 4. on one end only → that end: uncorrected errors → its **optic** (``optic:<node>:<port>``), flaps → its port or NIC;
-5. lossless drops on a NIC → the **NIC**; drops in a switch port's lossless queue or priority group → that
-   **port**, the hop that dropped (each with the configuration findings on its link, which can explain them);
+5. drops in a switch port's lossless queue or priority group → that **port**, the hop that dropped, with the
+   lossless drops (out-of-sequence) of the NIC it feeds; other lossless drops on a NIC → the **NIC** (each with the
+   configuration findings on its link, which can explain them);
 6. a PFC storm → the end that sends the pauses (its receive path is stuck); switch ports that send pause because
    the storm below them fills their switch's buffers (pauses spreading upstream) join that end's incident; a switch
    queue's PFC watchdog storms are the storm of the port's peer (the end pausing it) and count as that end's;
@@ -288,14 +289,21 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
             shut = switch_end if switch_end is not None else None
             drafts.append(_Draft(kind, entity, 0.6, got, summary, hosts, (far,), shut=shut))
 
-    for end in sorted(by_end):
+    # the hops that dropped first (their buffers overflowed under PFC): the NIC a dropping port feeds counts the
+    # gaps as out-of-sequence packets, a consequence and not a second fault
+    for end in sorted(by_end, key=lambda e: e.node not in fabric.switches):
         got = take([end], frozenset({LOSSLESS_DROPS}))
-        if got and end.node in fabric.switches:  # the hop that dropped: its buffers overflowed under PFC
+        if got and end.node in fabric.switches:
+            counters = ", ".join(s.counter for s in got)
             summary = (
-                f"{end} drops packets of a lossless class ({', '.join(s.counter for s in got)}): buffer discards"
-                " where PFC should have paused the sender (PFC off at the sending end of this hop, or headroom too"
-                " small for the cable)"
+                f"{end} drops packets of a lossless class ({counters}): buffer discards where PFC should have"
+                " paused the sender (PFC off at the sending end of this hop, or headroom too small for the cable)"
             )
+            peer = topo.peer(end)
+            fed = take([peer], frozenset({LOSSLESS_DROPS})) if peer is not None and fabric.nic_at(peer) else []
+            if fed:
+                got += fed
+                summary += f"; {fed[0].entity}, which it feeds, sees the gaps ({', '.join(s.counter for s in fed)})"
             drafts.append(_Draft("port", got[0].entity, 0.6, got, summary, topo.link_hosts([end])))
         elif got:
             owner = topo.host_of(end)

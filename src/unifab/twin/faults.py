@@ -6,14 +6,17 @@
 ground-truth format (kind, root cause entity, start, the jobs it hurts).
 
 Fault kinds: a flapping link (both ends count link-downs), a dirty optic (one end receives uncorrected errors,
-rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping), and the kinds of
+rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flapping), a leaf port whose lossless
+egress queue drops (headroom too small on that hop: its queue's drop counter rises and the NIC it feeds counts
+out-of-sequence packets; the root cause is the port), and the kinds of
 :mod:`unifab.twin.faults_extra` (dead leaf, host and NIC, an optic whose DOM alarms, GPU Xids, NCCL errors from a
 bad link, a PFC storm from a stuck receiver). Faults never share a host or a link end (a GPU or NIC fault may
 share a host with another one).
 Background noise everywhere else is what a detector must not report: benign pause time, a single
-flap on some link, a few single-interval error blips, a NIC whose driver reloads (every counter reset), a 64-bit
-counter that wraps, and a host whose scrapes are missed for a while (a gap); :func:`faults_extra.noise` adds its
-own. Every linked end also has a link-state gauge and healthy congestion-control counters (ECN marks, CNPs).
+flap on some link, a few single-interval error blips (one of them a few drops in a switch port's lossless queue),
+a NIC whose driver reloads (every counter reset), a 64-bit counter that wraps, and a host whose scrapes are missed
+for a while (a gap); :func:`faults_extra.noise` adds its own. Every linked end also has a link-state gauge and
+healthy congestion-control counters (ECN marks, CNPs).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from unifab import layout
 from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.health.openmetrics import Sample, dump
-from unifab.model import Endpoint, Fabric, Link, Nic, host_id
+from unifab.model import Endpoint, Fabric, Link, Nic, host_id, port_id
 from unifab.twin import faults_extra, ib_faults
 from unifab.twin.files import write_text
 from unifab.twin.scheduler_files import START_EPOCH
@@ -50,7 +53,7 @@ TELEMETRY_START = START_EPOCH + 3600  # an hour after the twin's jobs started
 DEFAULT_DURATION_S = 3600.0  # the timelines' span; an InfiniBand twin's perfquery rounds span ib_faults.ROUNDS
 MIN_DURATION_S = 600.0  # room for a fault to start after the baseline and be seen over several samples
 MAX_DURATION_S = 86400.0  # a day: 2,881 samples per series at the 30 s step
-FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", *faults_extra.KINDS)
+FAULT_KINDS = ("link-flap", "optic-dirty", "lossless-drops", "host-dead", *faults_extra.KINDS, "queue-drops")
 PRIO = "3"  # the RoCE priority the twin's QoS makes lossless
 _RDMA = {
     "out_of_sequence": "out_of_sequence",
@@ -127,10 +130,11 @@ class _Timelines:
             "pause_rx_us": "unifab_port_rx_pause_duration_us_total",
             "queue_bytes": "unifab_port_queue_occupancy_bytes",  # a gauge: SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES
             "pfcwd_storms": "unifab_port_pfcwd_storms_total",  # PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED
+            "queue_drops": "unifab_port_lossless_drops_total",  # SAI_QUEUE_STAT_DROPPED_PACKETS of the RoCE queue
             "oper_up": "unifab_port_oper_up",
         }
         labels = {"interface": end.port, **({"priority": PRIO} if counter.startswith("pause_") else {})}
-        if counter in ("queue_bytes", "pfcwd_storms"):
+        if counter in ("queue_bytes", "pfcwd_storms", "queue_drops"):
             labels["queue"] = PRIO
         return self.counter(end.node, names[counter], labels)
 
@@ -243,6 +247,8 @@ class _Injector:
                 errors.increments[i] += rng.randrange(5, 20) * (1 + k // 4)
                 crc.increments[i] += rng.randrange(1, 5)
             return self._truth(kind, "optic", f"optic:{end.node}:{end.port}", at, self._hosts_of(link))
+        if kind == "queue-drops":
+            return self._queue_drops(at)
         if kind in faults_extra.KINDS:
             return faults_extra.inject(self, kind, at)
         busy = self.used_hosts | self.touched_hosts
@@ -276,6 +282,26 @@ class _Injector:
             for i in range(at, n, 3):
                 t.flap(peer, i)
         return self._truth(kind, "host", host_id(host.name), at, {host.name})
+
+    def _queue_drops(self, at: int) -> dict[str, Any] | None:
+        """A leaf port drops in its lossless queue (too little headroom for its cable, so the pause comes too late):
+        the queue's drop counter rises and the NIC it feeds sees the gaps as out-of-sequence packets."""
+        t, rng, n = self.t, self.rng, len(self.times) - 1
+        link = self._free_link([lk for lk in self.host_links if {lk.a.node, lk.b.node} & set(t.fabric.switches)])
+        if link is None:
+            return None
+        self._reserve(link)
+        port, far = (link.a, link.b) if link.a.node in t.fabric.switches else (link.b, link.a)
+        nic = t.fabric.nic_at(far)
+        drops = t.port(port, "queue_drops")
+        oos = t.nic(nic, "out_of_sequence") if nic is not None else None
+        for i in range(at, n):
+            if rng.random() < 0.8 or i == at:
+                dropped = rng.randrange(20, 200)
+                drops.increments[i] += dropped
+                if oos is not None:  # one gap per burst of drops, roughly
+                    oos.increments[i] += max(1, dropped // rng.randrange(2, 6))
+        return self._truth("queue-drops", "port", port_id(port.node, port.port), at, self._hosts_of(link))
 
     def _truth(self, kind: str, root_kind: str, root: str, at: int, hosts: set[str]) -> dict[str, Any]:
         return {
@@ -325,6 +351,9 @@ class _Injector:
             at = rng.randrange(1, n - 2)
             t.missing[missed] = {at, at + 1}
         faults_extra.noise(self)
+        ports = [e for lk in free for e in (lk.a, lk.b) if e.node in t.fabric.switches and e not in self.used_ends]
+        if ports:  # a lossless queue that drops a few packets once (a burst as a job starts): not a fault
+            t.port(rng.choice(ports), "queue_drops").increments[rng.randrange(n)] += rng.randrange(1, 6)
 
 
 def check_duration(duration_s: float) -> None:

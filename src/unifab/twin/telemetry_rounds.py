@@ -6,10 +6,12 @@ are :mod:`unifab.health.snapshot_series`'s):
 
 * a host: ``cmd/ethtool-S/<netdev>.txt`` as ``ethtool -S`` prints it, ``sys/class/net/<netdev>/carrier_changes``
   and ``operstate``, ``sys/class/infiniband/<dev>/ports/1/hw_counters/<name>``;
-* a SONiC switch: ``sonic/counters_db.json`` (the flat COUNTERS_DB dump: port name map and ``SAI_PORT_STAT_*``
-  hashes) and ``sonic/state_db.json`` (``PORT_TABLE|<port>`` oper status);
+* a SONiC switch: ``sonic/counters_db.json`` (the flat COUNTERS_DB dump: port and queue name maps,
+  ``SAI_PORT_STAT_*`` hashes, a queue's ``SAI_QUEUE_STAT_DROPPED_PACKETS`` and PFC watchdog fields) and
+  ``sonic/state_db.json`` (``PORT_TABLE|<port>`` oper status);
 * an EOS switch: ``eos/show-interfaces.json`` (eAPI ``show interfaces``: ``linkStatusChanges`` counts a down and
-  an up per flap, ``totalInErrors``, ``lineProtocolStatus``).
+  an up per flap, ``totalInErrors``, ``lineProtocolStatus``) and
+  ``eos/show-interfaces-counters-queue-detail.json`` (a port's unicast drops by traffic class).
 
 A device missing from a sample time (a missed scrape, a device or NIC that died) is missing from that round.
 What no such file holds is left out: a SONiC port's link-down count, an EOS port's uncorrected FEC frames and
@@ -103,16 +105,18 @@ def _sonic_files(samples: list[Sample], oids: dict[str, str]) -> dict[str, str]:
             elif name == "unifab_port_tx_pause_duration_us_total":
                 prio = dict(s.labels).get("priority", "0")
                 fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PAUSE_DURATION_US"] = str(_int(s.value))
-            elif name == "unifab_port_pfcwd_storms_total":  # orchagent's PFC watchdog fields in the queue's hash
-                key = f"{port}:{dict(s.labels).get('queue', '0')}"
+            elif name in ("unifab_port_pfcwd_storms_total", "unifab_port_lossless_drops_total"):
+                key = f"{port}:{dict(s.labels).get('queue', '0')}"  # the queue's hash holds both
                 queue_oid = oids.setdefault(key, f"oid:{_QUEUE_OID + len(oids):#x}")
                 queues[key] = queue_oid
-                storms = str(_int(s.value))
-                counters[f"COUNTERS:{queue_oid}"] = {
-                    "PFC_WD_STATUS": "operational",
-                    "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": storms,
-                    "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": storms,
-                }
+                value = str(_int(s.value))
+                queue = counters.setdefault(f"COUNTERS:{queue_oid}", {})
+                if name == "unifab_port_lossless_drops_total":
+                    queue["SAI_QUEUE_STAT_DROPPED_PACKETS"] = value
+                else:  # orchagent's PFC watchdog fields
+                    queue["PFC_WD_STATUS"] = "operational"
+                    queue["PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED"] = value
+                    queue["PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED"] = value
             elif name == "unifab_port_oper_up":
                 state[f"PORT_TABLE|{port}"] = {"netdev_oper_status": "up" if s.value else "down"}
         if fields or any(k.startswith(f"{port}:") for k in queues):
@@ -147,7 +151,24 @@ def _eos_files(samples: list[Sample]) -> dict[str, str]:
             if counters:
                 entry["interfaceCounters"] = counters
             interfaces[port] = entry
-    return {"eos/show-interfaces.json": _json({"interfaces": interfaces})} if interfaces else {}
+    out = {"eos/show-interfaces.json": _json({"interfaces": interfaces})} if interfaces else {}
+    queues = _eos_queue_detail(samples)
+    if queues:
+        out["eos/show-interfaces-counters-queue-detail.json"] = _json(queues)
+    return out
+
+
+def _eos_queue_detail(samples: list[Sample]) -> dict[str, Any]:
+    """``show interfaces counters queue detail | json``: a port's unicast drops by traffic class (one drop
+    precedence, as a switch without WRED colours counts them)."""
+    interfaces: dict[str, Any] = {}
+    for s in samples:
+        if s.name == "unifab_port_lossless_drops_total":
+            labels = dict(s.labels)
+            classes = interfaces.setdefault(labels.get("interface", ""), {"ucastQueues": {"trafficClasses": {}}})
+            drops = {"DP0": {"droppedPackets": _int(s.value)}}
+            classes["ucastQueues"]["trafficClasses"][f"TC{labels.get('queue', '0')}"] = {"dropPrecedences": drops}
+    return {"egressQueueCounters": {"interfaces": interfaces}} if interfaces else {}
 
 
 def write_rounds(bundle: Path) -> list[Path]:
