@@ -38,6 +38,7 @@ __all__ = [
     "MLNX_QOS_DIR",
     "MLX5_DEBUGFS",
     "NCCL_LOG_DIR",
+    "NCCL_RAS_DIR",
     "NCCL_TOPO",
     "NVIDIA_SMI_Q",
     "NVIDIA_SMI_TOPO",
@@ -57,6 +58,7 @@ __all__ = [
     "TELEMETRY_SUFFIX",
     "TOPOLOGY_DOT",
     "TRUTH",
+    "TWIN_ORIGINALS",
     "UNAME",
     "WATCHED",
 ]
@@ -75,12 +77,14 @@ JOB_FILES = ("squeue.json", "scontrol-show-job.txt", "squeue.txt", "pods.json") 
 JOB_ENV_DIR = "scheduler/env"  # <job id>.env: one rank's environment
 INTENT = "fabric.yaml"
 TRUTH = "truth.json"  # twin bundles only
+TWIN_ORIGINALS = "twin-originals"  # twin faults only: the files write_faults rewrote, as they were before
 COLLECT_MANIFEST = "collect-manifest.json"  # unifab collect: per device its OS, when, ok/failed (+ why), stale
 STAGING_DIR = ".unifab-staging"  # unifab collect: devices being written, renamed into place when complete
 TELEMETRY_DIR = "telemetry"  # <device>.om: OpenMetrics counter samples with timestamps (docs/health.md)
 TELEMETRY_SUFFIX = ".om"
 KERNEL_LOG_DIR = "telemetry/kernel"  # <host>.log: `journalctl -k -o short-iso` (Xid events with wall-clock times)
 NCCL_LOG_DIR = "telemetry/nccl"  # <job or rank>.log: NCCL_DEBUG=INFO|WARN output (completion errors, NCCL version)
+NCCL_RAS_DIR = "telemetry/nccl-ras"  # [<job>/]<unix time>.txt: NCCL RAS client reports (unresponsive processes)
 DCGM_DIR = "telemetry/dcgm"  # <host>.om: dcgm-exporter scrapes with timestamps (DCGM_FI_DEV_XID_ERRORS: Xid events)
 LOG_SUFFIX = ".log"
 BUNDLE_DIRS = (HOSTS, SWITCHES, PLAN_DIR, IB_DIR)  # a bundle has at least one of these

@@ -88,6 +88,8 @@ def test_every_fault_is_found_as_its_root_cause_and_noise_is_not(
         assert abs(incident.start - epoch(fault["start"])) <= step, fault
         assert list(incident.jobs) == fault["jobs"], fault
         assert incident.actions
+        if fault["kind"] in ("host-down", "gpu-xid-79"):  # the job's RAS reports name its processes dead
+            assert "ras_dead" in {s.counter for s in incident.symptoms}, fault
 
 
 def test_the_noise_is_really_there(scored: Scored) -> None:
@@ -105,6 +107,10 @@ def test_the_noise_is_really_there(scored: Scored) -> None:
         s for s in store.series.values() if s.counter == "pause_rx_us" and max(i.rate or 0 for i in intervals(s)) > 1e5
     ]
     assert paused  # a NIC paused a quarter of the time while its CNPs keep coming
+    faulty = {r.label for r in events.ras if r.process.state == "dead"}
+    blips = [r for r in events.ras if r.label not in faulty]
+    assert len(blips) == 1 and blips[0].process.state == "missing"  # one process missing from one query only
+    assert len({r.label for r in events.ras_reports} - faulty) == 2  # that job's and a MISMATCH job's reports
 
 
 @pytest.mark.parametrize(("gpus", "seed"), [(64, 2), (64, 3), (128, 4)])

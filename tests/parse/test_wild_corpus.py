@@ -50,6 +50,7 @@ MAPPED: dict[str, str] = {
     "samples/host/lspci_vvv_*.txt": "lspci",
     "samples/host/mlnx_qos_*.txt": "mlnx-qos",
     "samples/host/nccl_debug_*.txt": "nccl-debug",
+    "samples/host/nccl_ras_*.txt": "nccl-ras",
     "samples/host/nccl_topo_*.xml": "nccl-topo",
     "samples/host/ntc_linux_ip_link_show.raw": "ip-link",
     "samples/host/nvidia_smi_nvlink_status_*.txt": "nvlink-status",

@@ -153,3 +153,18 @@ def test_a_pfc_storm_from_a_stuck_receiver_is_that_nic_with_the_spread_in_its_in
     # a per-port alert rule fires on every one of those uplinks: they are symptoms, not causes
     pausing = {s.entity for s in result.symptoms if s.detector == "HEALTH-PFC-STORM"}
     assert len(pausing) > len(storms)
+
+
+def test_faults_written_again_start_from_the_bundle_as_it_was(tmp_path: Path) -> None:
+    """An optic-dom fault rewrites that NIC's ethtool -m (the original kept under twin-originals/); faults written
+    again on the same bundle put it back first, so the last run's alarmed module is no incident of the next."""
+    bundle = tmp_path / "b"
+    generate(bundle, 64, 3, su_hosts=2)
+    [dom] = write_faults(bundle, 1, 3, kinds=["optic-dom"])
+    _, host, netdev = dom["root_cause"]["id"].split(":")
+    rel = f"hosts/{host}/cmd/ethtool-m/{netdev}.txt"
+    original = (bundle / "twin-originals" / rel).read_text()
+    assert (bundle / rel).read_text() != original
+    [flap] = write_faults(bundle, 1, 4, kinds=["link-flap"])
+    assert (bundle / rel).read_text() == original and not (bundle / "twin-originals").exists()
+    assert {i.root for i in health(bundle).incidents} == {flap["root_cause"]["id"]}

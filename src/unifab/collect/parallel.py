@@ -31,6 +31,7 @@ import pickle
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -289,9 +290,16 @@ def read_devices(
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=_context(), initializer=_init_worker, initargs=(root, readers, use)
     ) as pool:
-        futures: list[Future[list[_Result]]] = [pool.submit(_read_chunk, chunk) for chunk in chunks]
+        futures: list[Future[list[_Result]] | None] = []
+        for chunk in chunks:
+            try:
+                futures.append(pool.submit(_read_chunk, chunk))
+            except BrokenProcessPool:  # a worker died while the rest was still being handed out
+                futures.append(None)
         for chunk, future in zip(chunks, futures, strict=True):
             try:
+                if future is None:
+                    raise BrokenProcessPool("not submitted")
                 results = future.result()
             except Exception:  # a worker died or a result could not come back: read these here, serially
                 results = [_read_any(root, readers, use, kind, rel) for kind, rel in chunk]

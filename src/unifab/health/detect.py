@@ -77,7 +77,10 @@ DETECTORS = {
     GPU_XID: "a GPU logged an Xid the vendor's catalog treats as a hardware or driver fault",
     NODE_DOWN: "a host or NIC went silent (its series stop) or lost every link, while the rest reports",
     SWITCH_DOWN: "a switch went silent or lost every link at once, while the rest reports",
-    NCCL_ERROR: "NCCL work requests failed (completion errors) between NICs whose paths share one link",
+    NCCL_ERROR: (
+        "NCCL work requests failed (completion errors) between NICs whose paths share one link; or NCCL RAS keeps"
+        " naming a job process it gets no answer from (missing in queries in a row, or declared dead)"
+    ),
 }
 
 

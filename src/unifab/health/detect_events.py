@@ -18,6 +18,11 @@
   reports none itself, and that is not the network. Errors left over, between NICs on different leaves, whose only
   common element is one leaf (many pairs, from several of its NICs to several other leaves) are put on that
   leaf's uplinks (``switch:<leaf>``; ECMP hides which one).
+* **HEALTH-NCCL-ERROR** from NCCL RAS reports: a job process RAS names, on each GPU it manages (``gpu:<host>:<n>``,
+  counter ``ras_dead`` or ``ras_missing``), when the latest report of its job names it and either RAS declared it
+  dead (unreachable for 60 s: RAS's own verdict) or it has been missing in at least :data:`RAS_MISSING_REPORTS`
+  reports in a row (NCCL's guide: a process missing from one query may answer the next). A process the latest
+  report no longer names answered again: quiet. The symptom starts at the first report of the unbroken run.
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from unifab.health.detect import GPU_XID, NCCL_ERROR, OPTICS, Symptom, Thresholds
-from unifab.health.events import ModuleRecord, NcclRecord, XidRecord
+from unifab.health.events import ModuleRecord, NcclRecord, RasRecord, RasReportRecord, XidRecord
 from unifab.health.xid_catalog import ACTIONS, lookup
 from unifab.model import Endpoint, Fabric, Link, Nic
 from unifab.parse.host.ethtool_module import Flags, Levels
 from unifab.parse.host.xid import normalize_pci
 
-__all__ = ["gpu_xid", "nccl_errors", "optics"]
+__all__ = ["RAS_MISSING_REPORTS", "gpu_xid", "nccl_errors", "optics", "ras_processes"]
+
+RAS_MISSING_REPORTS = 2  # RAS reports in a row that must name a process missing (not dead) before it is a symptom
 
 _FLAG_NAMES = (("high_alarm", "high alarm"), ("low_alarm", "low alarm"), ("high_warning", "high warning"))
 
@@ -349,4 +356,60 @@ def _ecmp(
                 notes,
             )
         )
+    return out
+
+
+def ras_processes(records: Iterable[RasRecord], reports: Iterable[RasReportRecord], fabric: Fabric) -> list[Symptom]:
+    """HEALTH-NCCL-ERROR for the job processes NCCL RAS keeps naming (see the module): one symptom per GPU."""
+    times: dict[str, list[float]] = {}  # a job's (a report directory's) report times, in order
+    for report in reports:
+        times.setdefault(report.label, []).append(report.time)
+    for series in times.values():
+        series.sort()
+    named: dict[tuple[str, str, int], dict[float, RasRecord]] = {}  # (job, host, pid) -> report time -> record
+    for r in records:
+        if r.host is not None:
+            named.setdefault((r.label, r.host, r.process.pid), {})[r.time] = r
+    out: list[Symptom] = []
+    for (label, host, pid), by_time in sorted(named.items()):
+        series = times.get(label, sorted(by_time))
+        run: list[RasRecord] = []
+        for when in reversed(series):  # the unbroken run of reports naming it that ends at the latest
+            if when not in by_time:
+                break
+            run.append(by_time[when])
+        run.reverse()
+        if not run:
+            continue  # the latest report no longer names it: it answered again
+        latest = run[-1]
+        dead = latest.process.state == "dead"
+        if not dead and len(run) < RAS_MISSING_REPORTS:
+            continue
+        state = "declared dead (unreachable via the RAS network for 60 s)" if dead else "missing"
+        gpus = latest.process.gpus or (-1,)
+        h = fabric.hosts.get(host)
+        for gpu in gpus:
+            ident = str(gpu) if gpu >= 0 else "?"
+            notes = [
+                f"process {pid} on {host} (RAS address {latest.process.node}) managing GPU {ident}: {state} in the"
+                f" last {len(run)} of {len(series)} RAS reports",
+                f"first named at {run[0].where}",
+            ]
+            if h is not None and gpu >= 0 and gpu not in h.gpus:
+                notes.append(f"GPU {gpu} is not a GPU nvidia-smi listed on {host}")
+            out.append(
+                Symptom(
+                    NCCL_ERROR,
+                    f"gpu:{host}:{ident}",
+                    Endpoint(host, f"gpu{ident}"),
+                    "ras_dead" if dead else "ras_missing",
+                    run[0].time,
+                    latest.time,
+                    float(len(run)),
+                    len(run),
+                    0.0,
+                    0,
+                    tuple(notes),
+                )
+            )
     return out

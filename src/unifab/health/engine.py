@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from unifab.health.detect import Symptom, Thresholds, detect
-from unifab.health.detect_events import gpu_xid, nccl_errors, optics
+from unifab.health.detect_events import gpu_xid, nccl_errors, optics, ras_processes
 from unifab.health.detect_state import detect_state
 from unifab.health.events import EventStore
 from unifab.health.localize import Incident, iso, localize
@@ -60,6 +60,7 @@ def run_health(
         symptoms += optics(events.modules, t, last)
         symptoms += gpu_xid(events.xids, fabric, first)
         symptoms += nccl_errors(events.nccl, fabric, t, first)
+        symptoms += ras_processes(events.ras, events.ras_reports, fabric)
         problems += events.problems
     symptoms.sort(key=lambda s: (s.entity, s.detector, s.counter))
     incidents = localize(fabric, symptoms, findings)

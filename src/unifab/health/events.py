@@ -7,6 +7,9 @@
   ``hosts/<host>/cmd/dmesg.txt`` (plain ``dmesg``: the time of an event is known only when the log prints a
   wall-clock stamp);
 * ``telemetry/nccl/*.log``: ``NCCL_DEBUG=INFO|WARN`` output of jobs (:mod:`unifab.parse.host.nccl_debug`);
+* ``telemetry/nccl-ras/[<job>/]<unix time>.txt``: NCCL RAS client reports (:mod:`unifab.parse.host.nccl_ras`), each
+  dated by its name: every process a report names as missing or dead, placed on its host by the RAS address (a
+  host's name, or an address of its RDMA GID tables) and on its GPU by the NVML index;
 * ``telemetry/dcgm/*.om``: dcgm-exporter scrapes with timestamps. ``DCGM_FI_DEV_XID_ERRORS`` is a gauge holding
   the last Xid a GPU raised (0 for none), so each change to a non-zero value is one Xid event, at the sample's
   time; the GPU is its ``pci_bus_id`` label (dcgm-exporter 3.3 and later), else its ``UUID`` or ``gpu`` index
@@ -21,6 +24,7 @@ A file that cannot be read or parsed is one problem (file, line, what was expect
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -30,9 +34,9 @@ from unifab import layout
 from unifab.errors import ParseError, ParseProblems
 from unifab.health.openmetrics import Sample
 from unifab.health.openmetrics import parse as parse_openmetrics
-from unifab.health.snapshot_series import ROUNDS_DIR, round_dirs
+from unifab.health.snapshot_series import ROUNDS_DIR, round_dirs, round_time
 from unifab.model import Fabric
-from unifab.parse.host import ethtool_module, nccl_debug, xid
+from unifab.parse.host import ethtool_module, nccl_debug, nccl_ras, xid
 from unifab.sources import SourcePath
 
 __all__ = ["DCGM_XID", "EventStore", "ModuleRecord", "NcclRecord", "XidRecord", "dcgm_xids", "read_events", "wall_time"]
@@ -54,6 +58,26 @@ class NcclRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RasRecord:
+    """A process one NCCL RAS report names as missing or dead, at the report's time, on its host when known."""
+
+    process: nccl_ras.RasProcess
+    time: float
+    host: str | None  # None: the RAS address is no address of the bundle's hosts
+    where: str  # file:line
+    label: str = ""  # the report's directory under nccl-ras/ (one job's queries)
+
+
+@dataclass(frozen=True, slots=True)
+class RasReportRecord:
+    """One RAS report read: when, and the records it gave (a report naming nobody says the job answered)."""
+
+    time: float
+    where: str
+    label: str  # the directory under nccl-ras/ ("" for a report directly in it): one job's queries
+
+
+@dataclass(frozen=True, slots=True)
 class ModuleRecord:
     host: str
     netdev: str
@@ -67,6 +91,8 @@ class EventStore:
     xids: list[XidRecord] = field(default_factory=list)
     nccl: list[NcclRecord] = field(default_factory=list)
     modules: list[ModuleRecord] = field(default_factory=list)
+    ras: list[RasRecord] = field(default_factory=list)
+    ras_reports: list[RasReportRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     files: int = 0  # log files read under telemetry/ (host files are part of the snapshot, not counted)
 
@@ -229,8 +255,66 @@ def _round_modules(root: SourcePath, fabric: Fabric, store: EventStore) -> None:
                     _module(store, path, f"{ROUNDS_DIR}/{directory.name}/{rel}", host.name, netdev, when)
 
 
+def _ras_addresses(fabric: Fabric) -> dict[str, str]:
+    """Each address a RAS socket may have -> its host: the host's name and every IP of its NICs' GID tables."""
+    out: dict[str, str] = {}
+    for name, host in fabric.hosts.items():
+        out[name] = name
+        for nic in host.nics.values():
+            for gid in nic.gids:
+                address = gid.ipv4 or _address(gid.gid)
+                if address is not None:
+                    out.setdefault(address, name)
+    return out
+
+
+def _address(text: str) -> str | None:
+    """``text`` as one spelling of an IP address (``::ffff:10.0.0.1`` is ``10.0.0.1``), None when it is none."""
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return str(mapped or ip)
+
+
+def _ras(root: SourcePath, fabric: Fabric, store: EventStore) -> None:
+    base = root / layout.NCCL_RAS_DIR
+    if not base.is_dir():
+        return
+    addresses = _ras_addresses(fabric)
+    for path in sorted(p for p in base.walk_files() if p.name.endswith(".txt")):
+        rel = path.relative_to(base)
+        where = f"{layout.NCCL_RAS_DIR}/{rel}"
+        when = round_time(path.name.removesuffix(".txt"))
+        if when is None:
+            store.problems.append(f"{where}: expected a RAS report named by its unix time (1764547200.txt)")
+            continue
+        if (text := _read(path, store, where)) is None:
+            continue
+        problems = ParseProblems(where)  # a Process or Rank line that does not parse costs that line
+        try:
+            report = nccl_ras.parse(text, where, problems)
+        except ParseError as exc:
+            store.problems.append(str(exc))
+            continue
+        store.problems.extend(str(p) for p in problems.problems)
+        label = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        store.ras_reports.append(RasReportRecord(when, where, label))
+        placed = {p.node: addresses.get(_address(p.node) or p.node) for p in report.processes}
+        unplaced = sorted(node for node, host in placed.items() if host is None)
+        if unplaced:
+            store.problems.append(
+                f"{where}: RAS names processes on {', '.join(unplaced)}, no host of the bundle (the address of "
+                "NCCL's bootstrap interface: a host is known by its name and its RDMA GID addresses)"
+            )
+        for process in report.processes:
+            store.ras.append(RasRecord(process, when, placed[process.node], f"{where}:{process.line}", label))
+
+
 def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dcgm: bool = True) -> EventStore:
-    """Every Xid, NCCL completion error and module DOM reading of a bundle (``year``: for syslog times).
+    """Every Xid, NCCL completion error, NCCL RAS report and module DOM reading of a bundle (``year``: for syslog
+    times).
     ``dcgm=False``: not the scrapes of ``telemetry/dcgm/`` (the GPU gauges come from a TSDB instead)."""
     store = EventStore()
     for path in _logs(root, layout.KERNEL_LOG_DIR):
@@ -260,6 +344,7 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dc
             continue
         store.problems.extend(str(p) for p in problems.problems)
         store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
+    _ras(root, fabric, store)
     scrapes = root / layout.DCGM_DIR
     for path in (
         sorted(p for p in scrapes.walk_files() if p.name.endswith(layout.TELEMETRY_SUFFIX))

@@ -22,7 +22,9 @@ The rules, most encompassing first (each symptom is explained by one incident):
    the incident already on one of that leaf's uplinks (its counters say which), else that leaf (**switch**); several
    such leaves at once, with no leaf in common → the **spine** every failing pair's paths share (ECMP candidate
    sets, :mod:`unifab.health.localize_paths`), or the incident already on one of those spines; when the leaves share
-   more than one spine, nothing tells which: one incident per leaf, each saying so.
+   more than one spine, nothing tells which: one incident per leaf, each saying so;
+10. a job process NCCL RAS keeps naming (missing, or dead) → the incident on its GPU, its host or a NIC of its
+   host; with none, its **GPU**, at low confidence: the process itself is the first suspect, not the network.
 
 A DOM alarm or warning (HEALTH-OPTICS) counts as an error symptom of its end in rules 3 and 4: with uncorrected
 errors at the same end it makes the optic the root cause with more confidence.
@@ -195,8 +197,12 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
     """The incidents that explain ``symptoms`` (rules in the module docstring), ordered by start, then root cause."""
     topo = _Topology(fabric)
     by_end: dict[Endpoint, list[Symptom]] = {}
+    ras: list[Symptom] = []  # processes NCCL RAS names: joined to the incidents of their hosts at the end (rule 10)
     for s in map(partial(_to_sender, topo), symptoms):
-        by_end.setdefault(s.endpoint, []).append(s)
+        if s.detector == NCCL_ERROR and s.counter.startswith("ras_"):
+            ras.append(s)
+        else:
+            by_end.setdefault(s.endpoint, []).append(s)
     drafts: list[_Draft] = []
 
     def take(ends: Iterable[Endpoint], detectors: frozenset[str] | None = None) -> list[Symptom]:
@@ -347,6 +353,7 @@ def localize(fabric: Fabric, symptoms: Iterable[Symptom], findings: Iterable[Fin
             if not _nccl(s, topo, drafts, paths):
                 shared.append(s)
     drafts.extend(_ecmp(shared, paths, drafts))
+    drafts.extend(_ras(ras, drafts))
 
     known = list(findings)
     incidents = [_finish(d, topo, known) for d in drafts]
@@ -472,6 +479,39 @@ def _down(fabric: Fabric, topo: _Topology, by_end: dict[Endpoint, list[Symptom]]
             _Draft("link", link.id, 0.6, got, summary, topo.link_hosts([end]), ("the far end reports nothing",))
         )
     return drafts
+
+
+def _ras(symptoms: list[Symptom], drafts: list[_Draft]) -> list[_Draft]:
+    """Rule 10: a process NCCL RAS names joins the incident on its GPU, else on its host or a NIC of its host (a
+    dead host, a GPU off the bus, a dead NIC stop the process); with none, its GPU is the incident, the process
+    first suspect: nothing the fabric or the device reported explains it."""
+    new: dict[str, _Draft] = {}
+    for s in sorted(symptoms, key=lambda x: (x.entity, x.start)):
+        host = s.endpoint.node
+        target = next((d for d in drafts if d.root == s.entity), None) or next(
+            (
+                d
+                for d in drafts
+                if d.root == host_id(host) or (d.kind in ("nic", "gpu") and d.root.startswith(f"{d.kind}:{host}:"))
+            ),
+            None,
+        )
+        if target is not None:
+            target.symptoms.append(s)
+        elif s.entity in new:
+            new[s.entity].symptoms.append(s)
+        else:
+            pid = s.notes[0].split()[1] if s.notes else "?"
+            summary = (
+                f"{s.notes[0] if s.notes else s.entity}: no fabric or device symptom on {host} explains it, so the"
+                " process itself is the first suspect (a hang in the application, its data loader or a CUDA call)"
+            )
+            advice = (
+                f"on {host}: py-spy dump --pid {pid} (a Python rank), or gdb -p {pid} -batch -ex 'thread apply all"
+                " bt'; then nvidia-smi -q for the GPU and the kernel log for an Xid",
+            )
+            new[s.entity] = _Draft("gpu", s.entity, 0.4, [s], summary, {host}, advice=advice)
+    return list(new.values())
 
 
 def _nccl(symptom: Symptom, topo: _Topology, drafts: list[_Draft], paths: Paths) -> bool:

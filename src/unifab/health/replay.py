@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from unifab.health.detect import Thresholds
-from unifab.health.detect_events import gpu_xid, nccl_errors, optics
+from unifab.health.detect_events import gpu_xid, nccl_errors, optics, ras_processes
 from unifab.health.events import EventStore
 from unifab.health.localize import localize
 from unifab.health.series import SeriesStore
@@ -60,12 +60,15 @@ def replay(
     xid_times = [r.time if r.time is not None else first for r in xids]  # sorted, as their records
     nccl_times = [r.time if r.time is not None else first for r in nccl]
     module_times = [r.time if r.time is not None else math.inf for r in modules]
+    ras = sorted(events.ras if events else [], key=lambda r: r.time)  # RAS reports come due at their own time
+    ras_reports = sorted(events.ras_reports if events else [], key=lambda r: r.time)
+    ras_times, report_times = [r.time for r in ras], [r.time for r in ras_reports]
     polls = sorted(by_time)
     seen: dict[str, float] = {}
     roots: list[str] = []
     done = -1
     localized = 0
-    event_count = (0, 0, 0)
+    event_count = (0, 0, 0, 0, 0)
     for n, now in enumerate(polls):
         for i, v in by_time[now]:
             stream.push(i, now, v)
@@ -75,6 +78,8 @@ def replay(
             bisect.bisect_right(xid_times, now),
             bisect.bisect_right(nccl_times, now),
             len(modules) if final else bisect.bisect_right(module_times, now),
+            bisect.bisect_right(ras_times, now),
+            bisect.bisect_right(report_times, now),
         )
         if stream.version == done and due == event_count and not final:
             continue
@@ -83,6 +88,7 @@ def replay(
         symptoms += gpu_xid(xids[: due[0]], fabric, first)
         symptoms += nccl_errors(nccl[: due[1]], fabric, t, first)
         symptoms += optics(modules[: due[2]], t, last)
+        symptoms += ras_processes(ras[: due[3]], ras_reports[: due[4]], fabric)
         localized += 1
         roots = [i.root for i in localize(fabric, symptoms, known)]
         for root in roots:

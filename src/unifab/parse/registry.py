@@ -180,6 +180,7 @@ FORMATS: dict[str, Format] = {
             "unifab.parse.host.nccl_debug",
             "NCCL_DEBUG=INFO log: NCCL version, NET/IB and NET/Socket selection",
         ),
+        Format("nccl-ras", "unifab.parse.host.nccl_ras", "NCCL RAS client report: processes missing or dead"),
         Format("nvlink-status", "unifab.parse.host.nvlink_status", "nvidia-smi nvlink --status"),
         Format("show-gids", "unifab.parse.host.show_gids", "mlnx-tools show_gids output"),
         Format("ibv-devinfo", "unifab.parse.host.ibv_devinfo", "ibv_devinfo [-v] output"),

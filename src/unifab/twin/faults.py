@@ -10,7 +10,8 @@ rising), lossless drops on one NIC, a dead-ish host (every NIC erroring and flap
 egress queue drops (headroom too small on that hop: its queue's drop counter rises and the NIC it feeds counts
 out-of-sequence packets; the root cause is the port), and the kinds of
 :mod:`unifab.twin.faults_extra` (dead leaf, host and NIC, an optic whose DOM alarms, GPU Xids, NCCL errors from a
-bad link, a PFC storm from a stuck receiver). Faults never share a host or a link end (a GPU or NIC fault may
+bad link, a PFC storm from a stuck receiver), and the NCCL RAS reports of the jobs a dead host or a GPU off the bus
+stops (:mod:`unifab.twin.ras_files`). Faults never share a host or a link end (a GPU or NIC fault may
 share a host with another one).
 Background noise everywhere else is what a detector must not report: benign pause time, a single
 flap on some link, a few single-interval error blips (one of them a few drops in a switch port's lossless queue),
@@ -35,7 +36,7 @@ from unifab.collect.bundle import load_bundle
 from unifab.errors import UsageError
 from unifab.health.openmetrics import Sample, dump
 from unifab.model import Endpoint, Fabric, Link, Nic, host_id, port_id
-from unifab.twin import faults_extra, ib_faults
+from unifab.twin import faults_extra, ib_faults, ras_files
 from unifab.twin.files import write_text
 from unifab.twin.scheduler_files import START_EPOCH
 
@@ -390,6 +391,7 @@ def write_faults(
     unknown = sorted(set(kinds) - set(FAULT_KINDS))
     if unknown or not kinds:
         raise UsageError(f"fault kinds {unknown or '(none)'}: expected some of {', '.join(FAULT_KINDS)}")
+    faults_extra.restore_originals(bundle)  # the modules an earlier run alarmed, as they were
     fabric = load_bundle(bundle)
     if not fabric.links:
         raise UsageError(f"{bundle}: no links (LLDP or plan): there is nothing to put telemetry on")
@@ -420,6 +422,7 @@ def write_faults(
         faults.append(entry)
     injector.noise()
     faults_extra.write_logs(injector, bundle)
+    ras_files.write_reports(bundle, fabric, faults, times[0], times[-1], seed)
     for device, counters in sorted(t.devices.items()):
         skip = t.missing.get(device, set())
         out = [

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,7 +95,7 @@ class _Injector(Protocol):
     def _truth(self, kind: str, root_kind: str, root: str, at: int, hosts: set[str]) -> dict[str, Any]: ...
 
 
-__all__ = ["KINDS", "inject", "noise", "write_logs"]
+__all__ = ["KINDS", "inject", "noise", "restore_originals", "write_logs"]
 
 KINDS = (
     "leaf-down",
@@ -502,6 +503,20 @@ def write_logs(inj: _Injector, bundle: Path) -> None:
         body = "".join(f"{_stamp(w, False)} {line}\n" for w, line in sorted(inj.nccl))
         write_text(bundle / layout.NCCL_LOG_DIR / f"faults{layout.LOG_SUFFIX}", body)
     for host, netdev in sorted(inj.modules):
-        path = bundle / layout.HOSTS / host / layout.ETHTOOL_M_DIR / f"{netdev}.txt"
+        rel = f"{layout.HOSTS}/{host}/{layout.ETHTOOL_M_DIR}/{netdev}.txt"
+        path = bundle / rel
         if path.is_file():
-            write_text(path, _bad_module(path.read_text(), str(path)))
+            text = path.read_text()
+            write_text(bundle / layout.TWIN_ORIGINALS / rel, text)  # put back by the next write_faults
+            write_text(path, _bad_module(text, str(path)))
+
+
+def restore_originals(bundle: Path) -> None:
+    """Put back every file an earlier :func:`write_logs` rewrote (``twin-originals/``), so faults written again on
+    the same bundle start from the bundle as it was, not with the last run's alarmed modules."""
+    saved = bundle / layout.TWIN_ORIGINALS
+    if not saved.is_dir():
+        return
+    for path in sorted(p for p in saved.rglob("*") if p.is_file()):
+        write_text(bundle / path.relative_to(saved), path.read_text())
+    shutil.rmtree(saved)
