@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from unifab import layout
 from unifab.errors import ParseError, ParseProblems
@@ -138,16 +139,27 @@ def _read(path: SourcePath, store: EventStore, where: str) -> str | None:
     return text
 
 
+T = TypeVar("T")
+
+
+def _in_part(store: EventStore, parse: Callable[[str, str, ParseProblems], T], text: str, where: str) -> T | None:
+    """``parse(text)`` read in part: its located problems join the store's; a file it refuses is one problem."""
+    problems = ParseProblems(where)
+    try:
+        record = parse(text, where, problems)
+    except ParseError as exc:
+        store.problems.append(str(exc))
+        return None
+    store.problems.extend(str(p) for p in problems.problems)
+    return record
+
+
 def _kernel(
     store: EventStore, text: str, where: str, host: str | None, year: int | None, known: Collection[str] = ()
 ) -> None:
-    problems = ParseProblems(where)  # a line that does not parse costs its event only
-    try:
-        log = xid.parse(text, where, problems)
-    except ParseError as exc:
-        store.problems.append(str(exc))
+    log = _in_part(store, xid.parse, text, where)  # a line that does not parse costs its event only
+    if log is None:
         return
-    store.problems.extend(str(p) for p in problems.problems)
     for event in log.events:
         owner = event.host or host
         if owner is not None and owner not in known and owner.split(".", 1)[0] in known:
@@ -292,13 +304,9 @@ def _ras(root: SourcePath, fabric: Fabric, store: EventStore) -> None:
             continue
         if (text := _read(path, store, where)) is None:
             continue
-        problems = ParseProblems(where)  # a Process or Rank line that does not parse costs that line
-        try:
-            report = nccl_ras.parse(text, where, problems)
-        except ParseError as exc:
-            store.problems.append(str(exc))
+        report = _in_part(store, nccl_ras.parse, text, where)  # a bad Process or Rank line costs that line
+        if report is None:
             continue
-        store.problems.extend(str(p) for p in problems.problems)
         label = rel.rsplit("/", 1)[0] if "/" in rel else ""
         store.ras_reports.append(RasReportRecord(when, where, label))
         placed = {p.node: addresses.get(_address(p.node) or p.node) for p in report.processes}
@@ -336,13 +344,9 @@ def read_events(root: SourcePath, fabric: Fabric, year: int | None = None, *, dc
         where = f"{layout.NCCL_LOG_DIR}/{path.relative_to(root / layout.NCCL_LOG_DIR)}"
         if (text := _read(path, store, where)) is None:
             continue
-        problems = ParseProblems(where)  # a line that does not parse costs that line only
-        try:
-            log = nccl_debug.parse(text, where, problems)
-        except ParseError as exc:
-            store.problems.append(str(exc))
+        log = _in_part(store, nccl_debug.parse, text, where)  # a line that does not parse costs that line only
+        if log is None:
             continue
-        store.problems.extend(str(p) for p in problems.problems)
         store.nccl.extend(NcclRecord(e, wall_time(e.timestamp, year), f"{where}:{e.line}") for e in log.errors)
     _ras(root, fabric, store)
     scrapes = root / layout.DCGM_DIR
