@@ -155,6 +155,17 @@ def test_peermem_loaded_or_not(tmp_path: Path) -> None:
     assert f.fix[0].commands[0] == "modprobe nvidia-peermem"
 
 
+def test_peermem_on_a_real_capture(tmp_path: Path, samples: Path) -> None:
+    """A real ``lsmod | grep nvid`` (driver 550, nvidia_peermem held by ib_uverbs): GPUDirect RDMA is available."""
+    text = (samples / "host/lsmod_grep_nvid_dell_driver550.txt").read_text()
+    fabric = _peermem_fabric(tmp_path, text, "6.8.0-52-generic")
+    assert fabric.hosts["h1"].kernel_modules is not None and "nvidia_peermem" in fabric.hosts["h1"].kernel_modules
+    assert list(check_peermem(CheckContext.build(fabric))) == []
+    unloaded = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("nvidia_peermem"))
+    [f] = check_peermem(CheckContext.build(_peermem_fabric(tmp_path / "x", unloaded, "6.8.0-52-generic")))
+    assert f.check == "HOST-PEERMEM"  # the same host after `rmmod nvidia_peermem`
+
+
 def test_peermem_from_proc_modules_and_dmabuf_kernels(tmp_path: Path) -> None:
     proc = "nvidia 56692736 3 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (POE)\nmlx5_ib 466944 0 - Live 0x0 \n"
     [f] = check_peermem(CheckContext.build(_peermem_fabric(tmp_path / "a", proc, "6.8.0-45-generic")))

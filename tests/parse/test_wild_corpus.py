@@ -47,6 +47,7 @@ MAPPED: dict[str, str] = {
     "samples/host/lldpcli_neighbors_details_*.keyvalue.txt": "lldpcli",
     "samples/host/lldpcli_neighbors_details_host.txt": "lldpctl",
     "samples/host/lldpcli_neighbors_details_host.xml": "lldpcli-xml",
+    "samples/host/lsmod_*.txt": "lsmod",
     "samples/host/lspci_vvv_*.txt": "lspci",
     "samples/host/mlnx_qos_*.txt": "mlnx-qos",
     "samples/host/nccl_debug_*.txt": "nccl-debug",
