@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import random
 import zlib
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from unifab import layout
+from unifab.health.score import epoch
 from unifab.model import Fabric, Job
 from unifab.twin.files import write_text
 
@@ -33,13 +33,8 @@ DEAD_AFTER_S = 60.0  # RAS declares a process dead after 60 s without contact
 _VERSION = "NCCL version 2.26.2 compiled with CUDA 12.6\nCUDA runtime version 12060, driver version 12060\n"
 
 
-def _epoch(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 class _JobView:
     def __init__(self, fabric: Fabric, job: Job) -> None:
-        self.job = job
         self.hosts = [h for h in job.hosts if h in fabric.hosts]
         self.gpus = {h: sorted(fabric.hosts[h].gpus) or [0] for h in self.hosts}
         self.address = {h: _address(fabric, h) for h in self.hosts}
@@ -123,7 +118,7 @@ def write_reports(
     gone: dict[str, dict[tuple[str, int], float]] = {}  # job -> (host, gpu) -> when its process stopped
     for fault in faults:
         root = fault["root_cause"]["id"]
-        when = _epoch(fault["start"])
+        when = epoch(fault["start"])
         if fault["kind"] == "host-down":
             host = root.split(":", 1)[1]
             targets = [(host, g) for g in sorted(fabric.hosts[host].gpus) or [0]]
